@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# One image for both processes:
+#   API:    node dist/api/server.js   (the default)
+#   worker: node dist/workers/main.js
+# docker-compose.yml runs both against Postgres (pgvector) and a Temporal server.
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+FROM node:24-bookworm-slim AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    DATA_DIR=/data
+WORKDIR /app
+RUN mkdir -p /data && chown node:node /data
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json temporal-dev.yaml ./
+USER node
+EXPOSE 8080
+CMD ["node", "dist/api/server.js"]

@@ -1,0 +1,25 @@
+import Koa from 'koa';
+import type { AppDeps } from './deps.js';
+import { errorBodies } from './middleware/errors.js';
+import { requestId } from './middleware/request-id.js';
+import type { AnyOperation } from './operation.js';
+import { buildRouter } from './router.js';
+import agents from './routes/agents.js';
+import apiKeys from './routes/api-keys.js';
+import health from './routes/health.js';
+import { openApiOperation } from './routes/openapi.js';
+
+/** Every operation the API serves, in the order the OpenAPI document lists them. */
+export function allOperations(): AnyOperation[] {
+  const operations: AnyOperation[] = [...health, ...agents, ...apiKeys];
+  return [...operations, openApiOperation(() => operations)];
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa();
+  app.proxy = process.env.TRUST_PROXY === 'true';
+  app.use(requestId);
+  app.use(errorBodies);
+  app.use(buildRouter(allOperations(), deps).routes());
+  return app;
+}

@@ -1,0 +1,74 @@
+import type Koa from 'koa';
+import type { ErrorCode } from './errors.js';
+import type { AppDeps } from './deps.js';
+import type { TenantTx } from '../db/tenant.js';
+
+/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1) as a plain object. */
+export type JsonSchema = { [keyword: string]: unknown };
+
+/** Who may call an operation: anyone, any valid credential, or management keys only. */
+export type Access = 'public' | 'key' | 'management';
+
+export interface Caller {
+  tenantId: string;
+  keyId: string;
+  kind: 'management' | 'standard';
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface OperationContext<Params, Query, Body> {
+  params: Params;
+  query: Query;
+  body: Body;
+  deps: AppDeps;
+  koa: Koa.Context;
+  /** The authenticated caller; operations with `access: 'public'` must not read it. */
+  caller: Caller;
+  /** Runs `work` in a transaction that sees only the caller's tenant (see db/tenant.ts). */
+  tenant<T>(work: (tx: TenantTx) => Promise<T>): Promise<T>;
+}
+
+export interface ResponseSpec {
+  description: string;
+  schema?: JsonSchema;
+  /** Defaults to application/json. */
+  contentType?: string;
+}
+
+/**
+ * Everything about one endpoint in one place: its path, schemas, operationId and handler. The router,
+ * the request validation and the OpenAPI document are all generated from these declarations.
+ */
+export interface Operation<Params = Record<string, string>, Query = Record<string, unknown>, Body = undefined> {
+  operationId: string;
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI-style path, e.g. `/v1/agents/{id}`. */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  params?: JsonSchema;
+  query?: JsonSchema;
+  body?: JsonSchema;
+  responses: Record<number, ResponseSpec>;
+  /** Error codes the handler itself can answer; auth, validation and body-size errors are added from the declaration. */
+  errors?: ErrorCode[];
+  handler(ctx: OperationContext<Params, Query, Body>): Promise<Reply>;
+}
+
+// Operations of different parameter types live in one list; the router checks requests against each
+// operation's own schemas before its handler sees them.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOperation = Operation<any, any, any>;
+
+export function defineOperation<Params = Record<string, string>, Query = Record<string, unknown>, Body = undefined>(
+  operation: Operation<Params, Query, Body>,
+): Operation<Params, Query, Body> {
+  return operation;
+}

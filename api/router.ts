@@ -1,0 +1,54 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { withTenant } from '../db/tenant.js';
+import type { AppDeps } from './deps.js';
+import { authenticate } from './middleware/authenticate.js';
+import { readJsonBody } from './middleware/json-body.js';
+import type { AnyOperation, Caller } from './operation.js';
+import { requestValidator } from './validation.js';
+
+/** Mounts every operation on one router: authenticate, read and validate the request, run the handler. */
+export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
+  const router = new Router();
+  for (const operation of operations) {
+    const validateParams = operation.params && requestValidator('params', operation.params);
+    const validateQuery = requestValidator('query', operation.query ?? { type: 'object', additionalProperties: false });
+    const validateBody = operation.body && requestValidator('body', operation.body);
+
+    router[operation.method](koaPath(operation.path), async (ctx: Koa.Context) => {
+      const caller = operation.access === 'public' ? undefined : await authenticate(ctx, deps.db, operation.access);
+
+      const params = { ...ctx.params };
+      validateParams?.(params);
+      const query = { ...ctx.query };
+      validateQuery(query);
+      let body: unknown;
+      if (validateBody) {
+        body = await readJsonBody(ctx);
+        validateBody(body);
+      }
+
+      const reply = await operation.handler({
+        params,
+        query,
+        body,
+        deps,
+        koa: ctx,
+        get caller(): Caller {
+          if (!caller) throw new Error(`${operation.operationId} is public and has no caller`);
+          return caller;
+        },
+        tenant: (work) => withTenant(deps.db, caller!.tenantId, work),
+      });
+      ctx.status = reply.status;
+      if (reply.body !== undefined) ctx.body = reply.body;
+      for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+    });
+  }
+  return router;
+}
+
+/** `/v1/agents/{id}` → `/v1/agents/:id` */
+function koaPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
+}

@@ -1,0 +1,392 @@
+import { sql } from 'kysely';
+import type { TenantTx } from '../../db/tenant.js';
+import { newId } from '../../db/ids.js';
+import type { Agent, AgentGraph, AgentVersion } from '../../db/schema.js';
+import { ApiError, notFound } from '../errors.js';
+import { defineOperation, type JsonSchema } from '../operation.js';
+import { deletionResult, listOf, page, pageQuery, refParams, timestamp, type PageQuery } from '../schemas.js';
+import { isUniqueViolation } from '../../db/errors.js';
+
+const TAG = 'Agents';
+
+const agentName: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[^/\\u0000-\\u001f]+$',
+  description: 'Unique in the workspace; usable in place of the id in paths.',
+};
+
+const agentSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'description', 'published_version', 'created_at', 'updated_at'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    published_version: { type: ['integer', 'null'], description: 'The version runs execute, null when none is published.' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
+/** The graph: `nodes` with an `id` and the tool ids they may call; every other field is the agent's own. */
+export const graphSchema: JsonSchema = {
+  type: 'object',
+  required: ['nodes'],
+  properties: {
+    nodes: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['id'],
+        properties: {
+          id: { type: 'string', minLength: 1 },
+          toolRefs: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+        },
+      },
+    },
+  },
+};
+
+const versionSchema: JsonSchema = {
+  type: 'object',
+  required: ['agent_id', 'version', 'version_id', 'status', 'published', 'graph', 'created_at'],
+  additionalProperties: false,
+  properties: {
+    agent_id: { type: 'string' },
+    version: { type: 'integer' },
+    version_id: { type: 'string' },
+    status: { enum: ['published', 'draft', 'archived'] },
+    published: { type: 'boolean' },
+    graph: graphSchema,
+    created_at: timestamp,
+  },
+};
+
+type AgentRow = Agent & { published_version: number | null };
+
+function agentJson(agent: AgentRow) {
+  return {
+    id: agent.id,
+    name: agent.name,
+    description: agent.description,
+    published_version: agent.published_version,
+    created_at: agent.created_at.toISOString(),
+    updated_at: agent.updated_at.toISOString(),
+  };
+}
+
+function versionJson(version: AgentVersion) {
+  return {
+    agent_id: version.agent_id,
+    version: version.version,
+    version_id: version.id,
+    status: version.status,
+    published: version.status === 'published',
+    graph: version.graph,
+    created_at: version.created_at.toISOString(),
+  };
+}
+
+function selectAgents(tx: TenantTx, tenantId: string) {
+  return tx
+    .selectFrom('agents')
+    .selectAll('agents')
+    .select((eb) =>
+      eb
+        .selectFrom('agent_versions')
+        .select('version')
+        .whereRef('agent_versions.agent_id', '=', 'agents.id')
+        .where('status', '=', 'published')
+        .as('published_version'),
+    )
+    .where('agents.tenant_id', '=', tenantId);
+}
+
+/** Finds an agent by id, or by name when no id matches. */
+export async function findAgent(tx: TenantTx, tenantId: string, ref: string): Promise<AgentRow> {
+  const agent = await selectAgents(tx, tenantId)
+    .where((eb) => eb.or([eb('agents.id', '=', ref), eb('agents.name', '=', ref)]))
+    .orderBy(sql`agents.id = ${ref}`, 'desc')
+    .executeTakeFirst();
+  if (!agent) throw notFound('agent', ref);
+  return agent;
+}
+
+export const listAgents = defineOperation<Record<string, never>, PageQuery>({
+  operationId: 'listAgents',
+  method: 'get',
+  path: '/v1/agents',
+  tag: TAG,
+  summary: 'List agents, oldest first',
+  access: 'key',
+  query: pageQuery,
+  responses: { 200: { description: 'A page of agents', schema: listOf('agents', agentSchema) } },
+  handler: async ({ query, caller, tenant }) => {
+    const rows = await tenant((tx) => {
+      let q = selectAgents(tx, caller.tenantId).orderBy('agents.id').limit(query.limit + 1);
+      if (query.cursor) q = q.where('agents.id', '>', query.cursor);
+      return q.execute();
+    });
+    const { items, nextCursor } = page(rows, query.limit);
+    return { status: 200, body: { agents: items.map(agentJson), next_cursor: nextCursor } };
+  },
+});
+
+export const createAgent = defineOperation<Record<string, never>, unknown, { name: string; description?: string }>({
+  operationId: 'createAgent',
+  method: 'post',
+  path: '/v1/agents',
+  tag: TAG,
+  summary: 'Create an agent, or return the existing one with this name',
+  access: 'key',
+  body: {
+    type: 'object',
+    required: ['name'],
+    additionalProperties: false,
+    properties: { name: agentName, description: { type: 'string', maxLength: 10000 } },
+  },
+  responses: {
+    201: { description: 'Created', schema: upsertResult() },
+    200: { description: 'An agent with this name already existed; it is returned unchanged', schema: upsertResult() },
+  },
+  handler: async ({ body, caller, tenant }) => {
+    const { agent, created } = await tenant(async (tx) => {
+      const inserted = await tx
+        .insertInto('agents')
+        .values({ id: newId('agt'), tenant_id: caller.tenantId, name: body.name, description: body.description ?? null })
+        .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return { agent: await findAgent(tx, caller.tenantId, inserted?.id ?? body.name), created: Boolean(inserted) };
+    });
+    return { status: created ? 201 : 200, body: { agent: agentJson(agent), created } };
+  },
+});
+
+function upsertResult(): JsonSchema {
+  return {
+    type: 'object',
+    required: ['agent', 'created'],
+    additionalProperties: false,
+    properties: { agent: agentSchema, created: { type: 'boolean' } },
+  };
+}
+
+export const getAgent = defineOperation<{ id: string }>({
+  operationId: 'getAgent',
+  method: 'get',
+  path: '/v1/agents/{id}',
+  tag: TAG,
+  summary: 'Read one agent by id or name',
+  access: 'key',
+  params: refParams,
+  errors: ['not_found'],
+  responses: {
+    200: {
+      description: 'The agent',
+      schema: { type: 'object', required: ['agent'], additionalProperties: false, properties: { agent: agentSchema } },
+    },
+  },
+  handler: async ({ params, caller, tenant }) => {
+    const agent = await tenant((tx) => findAgent(tx, caller.tenantId, params.id));
+    return { status: 200, body: { agent: agentJson(agent) } };
+  },
+});
+
+export const updateAgent = defineOperation<{ id: string }, unknown, { name?: string; description?: string | null }>({
+  operationId: 'updateAgent',
+  method: 'patch',
+  path: '/v1/agents/{id}',
+  tag: TAG,
+  summary: 'Rename or re-describe an agent (management keys only)',
+  access: 'management',
+  params: refParams,
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: { name: agentName, description: { type: ['string', 'null'], maxLength: 10000 } },
+  },
+  errors: ['not_found', 'conflict'],
+  responses: {
+    200: {
+      description: 'The updated agent',
+      schema: { type: 'object', required: ['agent'], additionalProperties: false, properties: { agent: agentSchema } },
+    },
+  },
+  handler: async ({ params, body, caller, tenant }) => {
+    try {
+      const agent = await tenant(async (tx) => {
+        const current = await findAgent(tx, caller.tenantId, params.id);
+        await tx
+          .updateTable('agents')
+          .set({ ...body, updated_at: new Date() })
+          .where('id', '=', current.id)
+          .where('tenant_id', '=', caller.tenantId)
+          .execute();
+        return findAgent(tx, caller.tenantId, current.id);
+      });
+      return { status: 200, body: { agent: agentJson(agent) } };
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ApiError('conflict', `an agent named '${body.name}' already exists`);
+      throw err;
+    }
+  },
+});
+
+export const deleteAgent = defineOperation<{ id: string }>({
+  operationId: 'deleteAgent',
+  method: 'delete',
+  path: '/v1/agents/{id}',
+  tag: TAG,
+  summary: 'Delete an agent and its versions',
+  access: 'key',
+  params: refParams,
+  errors: ['not_found'],
+  responses: { 200: { description: 'Deleted', schema: deletionResult } },
+  handler: async ({ params, caller, tenant }) => {
+    const agent = await tenant(async (tx) => {
+      const found = await findAgent(tx, caller.tenantId, params.id);
+      await tx.deleteFrom('agents').where('id', '=', found.id).where('tenant_id', '=', caller.tenantId).execute();
+      return found;
+    });
+    return { status: 200, body: { deleted: true, id: agent.id } };
+  },
+});
+
+export const listAgentVersions = defineOperation<{ id: string }>({
+  operationId: 'listAgentVersions',
+  method: 'get',
+  path: '/v1/agents/{id}/versions',
+  tag: TAG,
+  summary: "The agent's current version, and every version newest first",
+  description:
+    'The top-level fields describe the current version: the published one, else the latest draft ' +
+    '(all null when the agent has no version yet). `versions` lists every version, newest first.',
+  access: 'key',
+  params: refParams,
+  errors: ['not_found'],
+  responses: {
+    200: {
+      description: 'Current version and history',
+      schema: {
+        type: 'object',
+        required: ['agent_id', 'version', 'version_id', 'status', 'published', 'graph', 'versions'],
+        additionalProperties: false,
+        properties: {
+          agent_id: { type: 'string' },
+          version: { type: ['integer', 'null'] },
+          version_id: { type: ['string', 'null'] },
+          status: { enum: ['published', 'draft', null] },
+          published: { type: 'boolean' },
+          graph: { anyOf: [graphSchema, { type: 'null' }] },
+          created_at: timestamp,
+          versions: { type: 'array', items: versionSchema },
+        },
+      },
+    },
+  },
+  handler: async ({ params, caller, tenant }) => {
+    const { agent, versions } = await tenant(async (tx) => {
+      const found = await findAgent(tx, caller.tenantId, params.id);
+      const rows = await tx
+        .selectFrom('agent_versions')
+        .selectAll()
+        .where('agent_id', '=', found.id)
+        .where('tenant_id', '=', caller.tenantId)
+        .orderBy('version', 'desc')
+        .execute();
+      return { agent: found, versions: rows };
+    });
+    const current = currentVersion(versions);
+    const none = { version: null, version_id: null, status: null, published: false, graph: null };
+    return {
+      status: 200,
+      body: { ...(current ? versionJson(current) : none), agent_id: agent.id, versions: versions.map(versionJson) },
+    };
+  },
+});
+
+/** The version runs execute: the published one, else the newest draft. */
+export function currentVersion(versionsNewestFirst: AgentVersion[]): AgentVersion | undefined {
+  return (
+    versionsNewestFirst.find((v) => v.status === 'published') ?? versionsNewestFirst.find((v) => v.status === 'draft')
+  );
+}
+
+export const createAgentVersion = defineOperation<{ id: string }, unknown, { graph: AgentGraph; publish?: boolean }>({
+  operationId: 'createAgentVersion',
+  method: 'post',
+  path: '/v1/agents/{id}/versions',
+  tag: TAG,
+  summary: 'Add a version from a graph; published unless `publish` is false',
+  description: 'Publishing archives the previously published version. A draft leaves it untouched.',
+  access: 'key',
+  params: refParams,
+  body: {
+    type: 'object',
+    required: ['graph'],
+    additionalProperties: false,
+    properties: { graph: graphSchema, publish: { type: 'boolean', default: true } },
+  },
+  errors: ['not_found'],
+  responses: {
+    201: {
+      description: 'The new version',
+      schema: { type: 'object', required: ['version'], additionalProperties: false, properties: { version: versionSchema } },
+    },
+  },
+  handler: async ({ params, body, caller, tenant }) => {
+    assertUniqueNodeIds(body.graph);
+    const version = await tenant(async (tx) => {
+      const agent = await findAgent(tx, caller.tenantId, params.id);
+      // Lock the agent so concurrent posts number their versions one after another.
+      await tx.selectFrom('agents').select('id').where('id', '=', agent.id).forUpdate().execute();
+      const last = await tx
+        .selectFrom('agent_versions')
+        .select((eb) => eb.fn.max('version').as('max'))
+        .where('agent_id', '=', agent.id)
+        .executeTakeFirst();
+      const publish = body.publish !== false;
+      if (publish) {
+        await tx
+          .updateTable('agent_versions')
+          .set({ status: 'archived' })
+          .where('agent_id', '=', agent.id)
+          .where('status', '=', 'published')
+          .execute();
+      }
+      return tx
+        .insertInto('agent_versions')
+        .values({
+          id: newId('ver'),
+          tenant_id: caller.tenantId,
+          agent_id: agent.id,
+          version: Number(last?.max ?? 0) + 1,
+          status: publish ? 'published' : 'draft',
+          graph: JSON.stringify(body.graph),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+    return { status: 201, body: { version: versionJson(version) } };
+  },
+});
+
+function assertUniqueNodeIds(graph: AgentGraph): void {
+  const seen = new Set<string>();
+  for (const [index, node] of graph.nodes.entries()) {
+    if (seen.has(node.id)) {
+      throw new ApiError('invalid_request', `duplicate node id '${node.id}'`, {
+        fields: [{ field: `body.graph.nodes.${index}.id`, message: 'duplicates an earlier node id' }],
+      });
+    }
+    seen.add(node.id);
+  }
+}
+
+export default [listAgents, createAgent, getAgent, updateAgent, deleteAgent, listAgentVersions, createAgentVersion];

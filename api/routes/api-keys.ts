@@ -1,0 +1,109 @@
+import { insertApiKey } from '../../db/api-keys.js';
+import type { ApiKey } from '../../db/schema.js';
+import { notFound } from '../errors.js';
+import { defineOperation, type JsonSchema } from '../operation.js';
+import { deletionResult, listOf, page, pageQuery, refParams, timestamp, type PageQuery } from '../schemas.js';
+
+const TAG = 'API keys';
+
+const apiKeySchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'kind', 'name', 'prefix', 'created_at', 'revoked_at'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    kind: { enum: ['management', 'standard'] },
+    name: { type: ['string', 'null'] },
+    prefix: { type: 'string', description: 'The first characters of the key, to tell keys apart.' },
+    created_at: timestamp,
+    revoked_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+function apiKeyJson(key: ApiKey) {
+  return {
+    id: key.id,
+    kind: key.kind,
+    name: key.name,
+    prefix: key.key_prefix,
+    created_at: key.created_at.toISOString(),
+    revoked_at: key.revoked_at?.toISOString() ?? null,
+  };
+}
+
+export const listApiKeys = defineOperation<Record<string, never>, PageQuery>({
+  operationId: 'listApiKeys',
+  method: 'get',
+  path: '/v1/api-keys',
+  tag: TAG,
+  summary: "List the workspace's API keys, revoked ones included (management keys only)",
+  access: 'management',
+  query: pageQuery,
+  responses: { 200: { description: 'A page of keys', schema: listOf('api_keys', apiKeySchema) } },
+  handler: async ({ query, caller, tenant }) => {
+    const rows = await tenant((tx) => {
+      let q = tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', caller.tenantId).orderBy('id').limit(query.limit + 1);
+      if (query.cursor) q = q.where('id', '>', query.cursor);
+      return q.execute();
+    });
+    const { items, nextCursor } = page(rows, query.limit);
+    return { status: 200, body: { api_keys: items.map(apiKeyJson), next_cursor: nextCursor } };
+  },
+});
+
+export const createApiKey = defineOperation<Record<string, never>, unknown, { kind?: 'management' | 'standard'; name?: string }>({
+  operationId: 'createApiKey',
+  method: 'post',
+  path: '/v1/api-keys',
+  tag: TAG,
+  summary: 'Create an API key; the key itself is in this response only (management keys only)',
+  access: 'management',
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { kind: { enum: ['management', 'standard'], default: 'standard' }, name: { type: 'string', maxLength: 200 } },
+  },
+  responses: {
+    201: {
+      description: 'The new key',
+      schema: {
+        type: 'object',
+        required: ['api_key', 'key'],
+        additionalProperties: false,
+        properties: { api_key: apiKeySchema, key: { type: 'string', pattern: '^svc_sk_' } },
+      },
+    },
+  },
+  handler: async ({ body, caller, tenant }) => {
+    const { record, key } = await tenant((tx) => insertApiKey(tx, caller.tenantId, body?.kind ?? 'standard', body?.name ?? null));
+    return { status: 201, body: { api_key: apiKeyJson(record), key } };
+  },
+});
+
+export const revokeApiKey = defineOperation<{ id: string }>({
+  operationId: 'revokeApiKey',
+  method: 'delete',
+  path: '/v1/api-keys/{id}',
+  tag: TAG,
+  summary: 'Revoke an API key; requests with it answer 401 from now on (management keys only)',
+  access: 'management',
+  params: refParams,
+  errors: ['not_found'],
+  responses: { 200: { description: 'Revoked', schema: deletionResult } },
+  handler: async ({ params, caller, tenant }) => {
+    const revoked = await tenant((tx) =>
+      tx
+        .updateTable('api_keys')
+        .set({ revoked_at: new Date() })
+        .where('id', '=', params.id)
+        .where('tenant_id', '=', caller.tenantId)
+        .where('revoked_at', 'is', null)
+        .returning('id')
+        .executeTakeFirst(),
+    );
+    if (!revoked) throw notFound('api key', params.id);
+    return { status: 200, body: { deleted: true, id: revoked.id } };
+  },
+});
+
+export default [listApiKeys, createApiKey, revokeApiKey];

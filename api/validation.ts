@@ -1,0 +1,48 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { invalidRequest, type FieldError } from './errors.js';
+import type { JsonSchema } from './operation.js';
+
+// Bodies are checked as sent; query strings and path parameters arrive as text, so that ajv coerces
+// them to the declared types (and fills defaults) before the handler sees them.
+const strictAjv = addFormats.default(new Ajv2020({ allErrors: true, strict: true, useDefaults: true }));
+const coercingAjv = addFormats.default(new Ajv2020({ allErrors: true, strict: true, useDefaults: true, coerceTypes: true }));
+
+export type Part = 'body' | 'query' | 'params';
+
+/** Compiles a validator for one part of a request; it throws a 400 listing every failing field. */
+export function requestValidator(part: Part, schema: JsonSchema): (value: unknown) => void {
+  const validate = (part === 'body' ? strictAjv : coercingAjv).compile(schema);
+  return (value) => {
+    if (!validate(value)) {
+      const fields = fieldErrors(part, validate);
+      const unknown = fields.filter((f) => f.message === 'unknown field').map((f) => f.field);
+      const message = unknown.length
+        ? `unknown ${unknown.length === 1 ? 'field' : 'fields'}: ${unknown.join(', ')}`
+        : `invalid ${part}: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`;
+      throw invalidRequest(message, fields);
+    }
+  };
+}
+
+function fieldErrors(part: Part, validate: ValidateFunction): FieldError[] {
+  return (validate.errors ?? []).map((error) => ({ field: fieldName(part, error), message: describe(error) }));
+}
+
+function fieldName(part: Part, error: ErrorObject): string {
+  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
+  if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
+  return [part, ...segments].join('.');
+}
+
+function describe(error: ErrorObject): string {
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return 'unknown field';
+    case 'required':
+      return 'is required';
+    default:
+      return error.message ?? 'is invalid';
+  }
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a Debian bookworm machine: Node 24, Postgres 15 with pgvector,
+# and the Temporal CLI. Idempotent: each step is skipped when its result is already present.
+# Prints the PATH additions it made as `export PATH=...` lines on stdout when run with --print-env.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/agent-platform"
+pg_bin=/usr/lib/postgresql/15/bin
+apt_updated=0
+
+log() { echo "[install] $*" >&2; }
+
+apt_update_once() {
+  if [ "$apt_updated" = 0 ]; then
+    apt-get update -qq >&2
+    apt_updated=1
+  fi
+}
+
+node_major() { "${1:-node}" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+
+install_node() {
+  local local_node="$root/.tools/node_modules/node/bin/node"
+  if [ "$(node_major)" -ge 24 ]; then return; fi
+  if [ -x "$local_node" ] && [ "$(node_major "$local_node")" -ge 24 ]; then return; fi
+  log "installing Node 24 from the npm registry into .tools/"
+  npm install --silent --no-audit --no-fund --prefix "$root/.tools" node@24 >&2
+}
+
+install_postgres() {
+  if [ -x "$pg_bin/postgres" ] && [ -x "$pg_bin/pg_config" ] && [ -d /usr/include/postgresql/15/server ]; then return; fi
+  log "installing postgresql-15 and postgresql-server-dev-15"
+  apt_update_once
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 postgresql-server-dev-15 >&2
+}
+
+install_pgvector() {
+  if [ -f /usr/share/postgresql/15/extension/vector.control ]; then return; fi
+  log "building pgvector from Debian trixie's source package"
+  local list=/etc/apt/sources.list.d/trixie-src.list
+  if [ ! -f "$list" ]; then
+    echo "deb-src http://deb.debian.org/debian trixie main" > "$list"
+    apt_updated=0
+  fi
+  apt_update_once
+  command -v dpkg-source >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpkg-dev >&2
+  local build
+  build=$(mktemp -d)
+  (cd "$build" && apt-get source -qq pgvector >&2)
+  local src
+  src=$(find "$build" -maxdepth 1 -mindepth 1 -type d -name 'pgvector-*' | head -n 1)
+  make -s -C "$src" PG_CONFIG="$pg_bin/pg_config" >&2
+  make -s -C "$src" PG_CONFIG="$pg_bin/pg_config" install >&2
+  rm -rf "$build"
+}
+
+install_temporal_cli() {
+  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then return; fi
+  if command -v temporal >/dev/null; then return; fi
+  if [ -x "$cache_dir/bin/temporal" ]; then return; fi
+  log "building the Temporal CLI v1.5.1 with go install (a few minutes the first time)"
+  mkdir -p "$cache_dir/bin"
+  GOBIN="$cache_dir/bin" go install github.com/temporalio/cli/cmd/temporal@v1.5.1 >&2
+}
+
+install_node
+install_postgres
+install_pgvector
+install_temporal_cli
+log "system dependencies present"

@@ -1,0 +1,86 @@
+import { Client, Connection } from '@temporalio/client';
+import type { ServiceConfig } from '../api/config.js';
+import { createApp } from '../api/app.js';
+import { listen } from '../api/http-server.js';
+import { ensureInitialWorkspace, type BootstrapResult } from '../db/bootstrap.js';
+import type { DatabaseConfig } from '../db/config.js';
+import { openDatabase, type Db, type OpenDatabase } from '../db/database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { loadTemporalDevConfig, startTemporalDevServer, type TemporalDevConfig, type TemporalDevServer } from './temporal-dev-server.js';
+import { startWorkers, type RunningWorkers } from './workers.js';
+
+/** The whole platform in one process, as `npm start` and the test suite run it. */
+export interface Platform {
+  apiUrl: string;
+  temporalAddress: string;
+  /** The Web UI of the dev server this process started; undefined with an external Temporal. */
+  temporalUiUrl: string | undefined;
+  db: Db;
+  databaseKind: OpenDatabase['kind'];
+  temporal: Client;
+  bootstrap: BootstrapResult;
+  stop(): Promise<void>;
+}
+
+export interface PlatformOptions {
+  service: ServiceConfig;
+  database: DatabaseConfig;
+  dataDir: string;
+  /** Overrides for temporal-dev.yaml, used when service.temporalAddress is unset. */
+  temporalDev?: Partial<TemporalDevConfig>;
+}
+
+/**
+ * Starts, in order: the Temporal dev server (unless TEMPORAL_ADDRESS is set), the database and its
+ * migrations, the initial workspace, a worker per task queue, and the API. stop() undoes it in reverse.
+ */
+export async function startPlatform(options: PlatformOptions): Promise<Platform> {
+  const stack: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const undo of stack.reverse()) await undo().catch((err) => console.error('[platform] stop:', err));
+  };
+  try {
+    let devServer: TemporalDevServer | undefined;
+    if (!options.service.temporalAddress) {
+      devServer = await startTemporalDevServer({ ...loadTemporalDevConfig(), ...options.temporalDev }, options.dataDir);
+      stack.push(() => devServer!.stop());
+    }
+    const temporalAddress = options.service.temporalAddress ?? devServer!.address;
+    const namespace = devServer?.namespace ?? options.service.temporalNamespace;
+
+    const database = await openDatabase(options.database);
+    stack.push(() => database.close());
+    await migrateToLatest(database.db);
+    const bootstrap = await ensureInitialWorkspace(database.db, options.service.initWorkspace, options.service.initApiKey);
+
+    const workers = await startWorkers({ address: temporalAddress, namespace, deps: { db: database.db } });
+    stack.push(() => workers.shutdown());
+
+    const connection = await Connection.connect({ address: temporalAddress });
+    stack.push(() => connection.close());
+    const temporal = new Client({ connection, namespace });
+
+    const api = await listen(
+      createApp({ db: database.db, temporal, publicUrl: options.service.publicUrl }),
+      options.service.host,
+      options.service.port,
+    );
+    stack.push(() => api.close());
+
+    return {
+      apiUrl: api.url,
+      temporalAddress,
+      temporalUiUrl: devServer?.uiUrl,
+      db: database.db,
+      databaseKind: database.kind,
+      temporal,
+      bootstrap,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export type { RunningWorkers };
