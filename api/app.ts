@@ -12,7 +12,8 @@ import { openApiOperation } from './routes/openapi.js';
 /** Every operation the API serves, in the order the OpenAPI document lists them. */
 export function allOperations(): AnyOperation[] {
   const operations: AnyOperation[] = [...health, ...agents, ...apiKeys];
-  return [...operations, openApiOperation(() => operations)];
+  operations.push(openApiOperation(() => operations));
+  return operations;
 }
 
 export function createApp(deps: AppDeps): Koa {

@@ -60,12 +60,11 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     stack.push(() => connection.close());
     const temporal = new Client({ connection, namespace });
 
-    const api = await listen(
-      createApp({ db: database.db, temporal, publicUrl: options.service.publicUrl }),
-      options.service.host,
-      options.service.port,
-    );
+    const deps = { db: database.db, temporal, publicUrl: options.service.publicUrl };
+    const api = await listen(createApp(deps), options.service.host, options.service.port);
     stack.push(() => api.close());
+    // Port 0 asks for any free port; only now is the real address known.
+    if (options.service.port === 0) deps.publicUrl = api.url;
 
     return {
       apiUrl: api.url,

@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { serviceConfigFromEnv } from '../../api/config.js';
+import { databaseConfigFromEnv, type DatabaseConfig } from '../../db/config.js';
+import { startPlatform, type Platform } from '../../workers/platform.js';
+import { freePort } from './ports.js';
+
+/**
+ * The mocha global fixture: one platform for the whole run, as `npm start` builds it. DATABASE_URL and
+ * TEMPORAL_ADDRESS pick external servers; otherwise a temporary PGlite and a Temporal dev server
+ * (in-memory store) are started and removed afterwards.
+ */
+let platform: Platform | undefined;
+let scratchDir: string | undefined;
+
+export function testPlatform(): Platform {
+  if (!platform) throw new Error('the test platform is not running (is test/support/global.js required by .mocharc?)');
+  return platform;
+}
+
+export async function mochaGlobalSetup(): Promise<void> {
+  scratchDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-platform-test-'));
+  const database: DatabaseConfig = process.env.DATABASE_URL
+    ? databaseConfigFromEnv()
+    : { kind: 'pglite', dataDir: path.join(scratchDir, 'pglite') };
+  const service = { ...serviceConfigFromEnv(), host: '127.0.0.1', port: 0, initWorkspace: 'test-bootstrap', initApiKey: undefined };
+  platform = await startPlatform({
+    service,
+    database,
+    dataDir: scratchDir,
+    temporalDev: { port: await freePort(), ui_port: await freePort(), db_file: null },
+  });
+  console.log(
+    `  test platform: ${platform.databaseKind === 'pglite' ? 'PGlite (embedded)' : 'Postgres (DATABASE_URL)'}, ` +
+      `Temporal ${process.env.TEMPORAL_ADDRESS ? `at ${process.env.TEMPORAL_ADDRESS}` : `dev server ${platform.temporalAddress}`}, ` +
+      `API ${platform.apiUrl}`,
+  );
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await platform?.stop();
+  if (scratchDir) fs.rmSync(scratchDir, { recursive: true, force: true });
+}

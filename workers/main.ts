@@ -1,0 +1,33 @@
+import { serviceConfigFromEnv } from '../api/config.js';
+import { databaseConfigFromEnv } from '../db/config.js';
+import { openDatabase } from '../db/database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { startWorkers } from './workers.js';
+import { TASK_QUEUES } from './task-queues.js';
+
+/** The production worker process: polls every task queue of an external Temporal. */
+async function main(): Promise<void> {
+  const config = serviceConfigFromEnv();
+  if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required (npm start runs a dev server for you instead)');
+  const databaseConfig = databaseConfigFromEnv();
+  if (databaseConfig.kind === 'pglite') {
+    throw new Error('a separate worker needs DATABASE_URL: embedded PGlite belongs to one process (use npm start)');
+  }
+  const database = await openDatabase(databaseConfig);
+  await migrateToLatest(database.db);
+  const workers = await startWorkers({ address: config.temporalAddress, namespace: config.temporalNamespace, deps: { db: database.db } });
+  console.log(`[worker] polling ${TASK_QUEUES.join(', ')} on ${config.temporalAddress}`);
+
+  const shutdown = async () => {
+    await workers.shutdown();
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown());
+  process.once('SIGTERM', () => void shutdown());
+}
+
+main().catch((err) => {
+  console.error('[worker] failed to start:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});
