@@ -9,8 +9,8 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the Migrator works on any schema
 /** Brings the schema up to date; throws with the failing migration's error. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the Migrator works on any schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();

@@ -110,6 +110,17 @@ describe('agents', () => {
       expect(listed.body.graph.nodes[0].prompt).to.equal('d2');
     });
 
+    it('numbers concurrent versions one after another, with exactly one published', async () => {
+      const { agent } = (await call('POST', '/v1/agents', { key, body: { name: 'busy' } })).body;
+      const responses = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => call('POST', `/v1/agents/${agent.id}/versions`, { key, body: { graph: graph(`c${i}`) } })),
+      );
+      expect(responses.map((r) => r.status)).to.deep.equal(Array(6).fill(201));
+      expect(responses.map((r) => r.body.version.version).sort()).to.deep.equal([1, 2, 3, 4, 5, 6]);
+      const listed = await call('GET', `/v1/agents/${agent.id}/versions`, { key });
+      expect(listed.body.versions.filter((v: { published: boolean }) => v.published)).to.have.length(1);
+    });
+
     it('fills toolRefs with [] and rejects graphs without nodes or with duplicate node ids', async () => {
       const { agent } = (await call('POST', '/v1/agents', { key, body: { name: 'graphs' } })).body;
       const created = await call('POST', `/v1/agents/${agent.id}/versions`, { key, body: { graph: { nodes: [{ id: 'a' }] } } });

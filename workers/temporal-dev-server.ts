@@ -70,7 +70,7 @@ export async function startTemporalDevServer(config: TemporalDevConfig, dataDir:
     await waitUntilReady(address, config.namespace, exited);
   } catch (err) {
     child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message} (see ${path.join(dataDir, 'temporal-dev.log')})`);
+    throw new Error(`${(err as Error).message} (see ${path.join(dataDir, 'temporal-dev.log')})`, { cause: err });
   }
   return {
     address,
@@ -141,7 +141,7 @@ async function startWithSdkDownload(config: TemporalDevConfig, dataDir: string):
       stop: () => env.teardown(),
     };
   } catch (err) {
-    throw new Error(`${temporalCliMissingMessage()}\n(SDK download failed: ${(err as Error).message})`);
+    throw new Error(`${temporalCliMissingMessage()}\n(SDK download failed: ${(err as Error).message})`, { cause: err });
   }
 }
 

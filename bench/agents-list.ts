@@ -1,0 +1,253 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { CompiledQuery } from 'kysely';
+import autocannon from 'autocannon';
+import Koa from 'koa';
+import pg from 'pg';
+import { serviceConfigFromEnv } from '../api/config.js';
+import { listen, type RunningHttpServer } from '../api/http-server.js';
+import { databaseConfigFromEnv, type DatabaseConfig } from '../db/config.js';
+import type { Db } from '../db/database.js';
+import { createTenant } from '../db/tenants.js';
+import { startPlatform, type Platform } from '../workers/platform.js';
+import { freePort } from '../test/support/ports.js';
+import type { Benchmark, BenchmarkResult, BenchSettings, SubjectResult } from './run.js';
+
+/**
+ * GET /v1/agents on the real platform, beside a baseline measured in the same run on the same database.
+ *
+ * The platform (API, workers, Temporal dev server unless TEMPORAL_ADDRESS is set) runs in this process on
+ * DATABASE_URL's Postgres, or a throwaway PGlite when it is unset. One workspace gets SEEDED_AGENTS agents
+ * through POST /v1/agents; autocannon then loads the list with the workspace's bearer key.
+ *
+ * THE BASELINE is a bare Koa app (no router, no middleware) with a single route on 127.0.0.1 that runs the
+ * same agents SELECT for the workspace — its agents ordered by id, the published version as a subquery,
+ * limit 51 — and answers the same JSON body. It skips everything the platform adds around that query:
+ * the request id, bearer-key lookup (a query of its own), query validation, and the transaction that
+ * switches to the row-level-security role and sets app.tenant_id. So platform/baseline is the cost of
+ * our framework per request. The baseline queries through its own plain `pg` Pool (same size as the
+ * platform's) on Postgres; on PGlite, which has one connection per database, it sends the raw SQL
+ * through the platform's Kysely handle, which owns that connection. Both serve through api/http-server's
+ * listen(), so HTTP server settings are the same. Before measuring, both bodies are checked to be equal.
+ */
+
+const SEEDED_AGENTS = 20;
+/** The platform's default page size (api/schemas.ts pageQuery) plus the one row that detects a next page. */
+const LIST_LIMIT = 50;
+
+/** The SQL Kysely compiles for listAgents' first page (api/routes/agents.ts), parameters in the same order. */
+const LIST_AGENTS_SQL =
+  'select "agents".*, (select "version" from "agent_versions" where "agent_versions"."agent_id" = "agents"."id" ' +
+  'and "status" = $1) as "published_version" from "agents" where "agents"."tenant_id" = $2 order by "agents"."id" limit $3';
+
+interface AgentRow {
+  id: string;
+  name: string;
+  description: string | null;
+  published_version: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const agentsList: Benchmark = {
+  name: 'agents-list',
+  run: runAgentsList,
+};
+
+async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> {
+  const cleanup: Array<() => Promise<void>> = [];
+  try {
+    const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-platform-bench-'));
+    cleanup.push(() => fs.rm(tmp, { recursive: true, force: true }));
+
+    const service = { ...serviceConfigFromEnv(), port: 0 };
+    const database: DatabaseConfig = process.env.DATABASE_URL
+      ? databaseConfigFromEnv()
+      : { kind: 'pglite', dataDir: path.join(tmp, 'pglite') };
+    const temporalDev = service.temporalAddress
+      ? undefined
+      : { port: await freePort(), ui_port: await freePort(), db_file: null };
+    console.log(`[bench] starting the platform (${database.kind}, Temporal ${temporalDev ? 'dev server' : service.temporalAddress})...`);
+    const platform = await startPlatform({ service, database, dataDir: tmp, temporalDev });
+    cleanup.push(() => platform.stop());
+
+    const workspace = await benchWorkspace(platform);
+    if (workspace.cleanup) cleanup.push(workspace.cleanup);
+    await seedAgents(platform.apiUrl, workspace.apiKey);
+
+    const baseline = await startBaseline(platform.db, database, workspace.tenantId);
+    cleanup.push(baseline.close);
+
+    const platformUrl = `${platform.apiUrl}/v1/agents`;
+    const baselineUrl = `${baseline.url}/v1/agents`;
+    const headers = { authorization: `Bearer ${workspace.apiKey}` };
+    const responseBytes = await checkSameBody(platformUrl, headers, baselineUrl);
+
+    const subjects = [
+      await measure(settings, {
+        name: 'platform',
+        description: 'GET /v1/agents on the platform: request id, key lookup, validation, RLS transaction, query',
+        url: platformUrl,
+        headers,
+      }),
+      await measure(settings, {
+        name: 'baseline',
+        description: 'bare Koa route running the same agents SELECT for the workspace, no auth/validation/RLS',
+        url: baselineUrl,
+        headers: {},
+      }),
+    ];
+    const [p, b] = subjects as [SubjectResult, SubjectResult];
+    return {
+      database: platform.databaseKind,
+      details: {
+        temporal: temporalDev ? 'dev server (in memory)' : 'external',
+        seeded_agents: SEEDED_AGENTS,
+        response_bytes: responseBytes,
+        baseline_db_access: database.kind === 'postgres' ? 'own pg Pool' : "raw SQL on the platform's PGlite handle",
+      },
+      subjects,
+      ratios: {
+        requests_per_s: ratio(p.requests_per_s, b.requests_per_s),
+        latency_p50: ratio(p.latency_p50_ms, b.latency_p50_ms),
+        latency_p99: ratio(p.latency_p99_ms, b.latency_p99_ms),
+      },
+    };
+  } finally {
+    for (const undo of cleanup.reverse()) await undo().catch((err) => console.error('[bench] cleanup:', err));
+  }
+}
+
+/** a / b to three decimals; NaN when b is 0 (JSON writes it as null). */
+function ratio(a: number, b: number): number {
+  return b === 0 ? NaN : Math.round((a / b) * 1000) / 1000;
+}
+
+/**
+ * The workspace to load: the initial one when this start created it (a fresh database), else a new
+ * `bench-…` workspace that is deleted afterwards, so an existing database's own agents stay out of it.
+ */
+async function benchWorkspace(platform: Platform): Promise<{ tenantId: string; apiKey: string; cleanup?: () => Promise<void> }> {
+  if (platform.bootstrap.newApiKey) return { tenantId: platform.bootstrap.tenantId, apiKey: platform.bootstrap.newApiKey };
+  const { tenant, apiKey } = await createTenant(platform.db, `bench-${new Date().toISOString()}`);
+  return {
+    tenantId: tenant.id,
+    apiKey,
+    cleanup: async () => {
+      // Agents, versions and keys go with it (on delete cascade).
+      await platform.db.deleteFrom('tenants').where('id', '=', tenant.id).execute();
+    },
+  };
+}
+
+async function seedAgents(apiUrl: string, apiKey: string): Promise<void> {
+  for (let i = 0; i < SEEDED_AGENTS; i++) {
+    const response = await fetch(`${apiUrl}/v1/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `bench-agent-${String(i).padStart(2, '0')}` }),
+    });
+    if (response.status !== 201 && response.status !== 200) {
+      throw new Error(`seeding agent ${i}: POST /v1/agents answered ${response.status}: ${await response.text()}`);
+    }
+  }
+}
+
+async function startBaseline(db: Db, database: DatabaseConfig, tenantId: string): Promise<RunningHttpServer> {
+  const params = ['published', tenantId, LIST_LIMIT + 1];
+  let query: () => Promise<AgentRow[]>;
+  let closePool = async () => {};
+  if (database.kind === 'postgres') {
+    const pool = new pg.Pool({ connectionString: database.url, max: database.poolSize });
+    query = async () => (await pool.query<AgentRow>(LIST_AGENTS_SQL, params)).rows;
+    closePool = () => pool.end();
+  } else {
+    const compiled = CompiledQuery.raw(LIST_AGENTS_SQL, params);
+    query = async () => (await db.executeQuery<AgentRow>(compiled)).rows;
+  }
+
+  const app = new Koa();
+  app.use(async (ctx) => {
+    if (ctx.method !== 'GET' || ctx.path !== '/v1/agents') {
+      ctx.status = 404;
+      return;
+    }
+    const rows = await query();
+    const items = rows.slice(0, LIST_LIMIT);
+    ctx.body = {
+      agents: items.map((a) => ({
+        id: a.id,
+        name: a.name,
+        description: a.description,
+        published_version: a.published_version,
+        created_at: a.created_at.toISOString(),
+        updated_at: a.updated_at.toISOString(),
+      })),
+      next_cursor: rows.length > LIST_LIMIT ? items[items.length - 1]!.id : null,
+    };
+  });
+  const server = await listen(app, '127.0.0.1', 0);
+  return {
+    ...server,
+    close: async () => {
+      await server.close();
+      await closePool();
+    },
+  };
+}
+
+/** Fails unless both answer 200 with the same JSON, so the two subjects do the same work; returns its size. */
+async function checkSameBody(platformUrl: string, headers: Record<string, string>, baselineUrl: string): Promise<number> {
+  const [platform, baseline] = await Promise.all([fetch(platformUrl, { headers }), fetch(baselineUrl)]);
+  const [platformText, baselineText] = await Promise.all([platform.text(), baseline.text()]);
+  if (platform.status !== 200 || baseline.status !== 200) {
+    throw new Error(`sanity check: platform answered ${platform.status}, baseline ${baseline.status}: ${platformText} / ${baselineText}`);
+  }
+  const body = JSON.parse(platformText) as { agents: unknown[] };
+  if (!isDeepStrictEqual(body, JSON.parse(baselineText))) {
+    throw new Error(`sanity check: the bodies differ:\nplatform: ${platformText}\nbaseline: ${baselineText}`);
+  }
+  if (body.agents.length !== SEEDED_AGENTS) {
+    throw new Error(`sanity check: expected ${SEEDED_AGENTS} agents, got ${body.agents.length}`);
+  }
+  return Buffer.byteLength(platformText);
+}
+
+interface Subject {
+  name: string;
+  description: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** A warm-up run (discarded), then the measured one. */
+async function measure(settings: BenchSettings, subject: Subject): Promise<SubjectResult> {
+  const options = {
+    url: subject.url,
+    headers: subject.headers,
+    connections: settings.connections,
+    ...(settings.workers > 0 && { workers: settings.workers }),
+  };
+  if (settings.warmupS > 0) {
+    console.log(`[bench] ${subject.name}: warming up ${settings.warmupS} s...`);
+    await autocannon({ ...options, duration: settings.warmupS });
+  }
+  console.log(`[bench] ${subject.name}: measuring ${settings.durationS} s...`);
+  const r = await autocannon({ ...options, duration: settings.durationS });
+  return {
+    name: subject.name,
+    description: subject.description,
+    requests_per_s: r.requests.average,
+    latency_p50_ms: r.latency.p50,
+    latency_p99_ms: r.latency.p99,
+    latency_avg_ms: r.latency.average,
+    latency_max_ms: r.latency.max,
+    total_requests: r.requests.total,
+    non_2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    bytes_per_s: r.throughput.average,
+  };
+}
