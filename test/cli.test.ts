@@ -16,8 +16,9 @@ const CLI = path.resolve('dist/scripts/cli.js');
  */
 function cliEnv(): NodeJS.ProcessEnv {
   if (testPlatform().databaseKind === 'postgres') return { ...process.env };
-  const { DATABASE_URL: _unused, ...env } = process.env;
-  return { ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'agent-platform-cli-')) };
+  const env = { ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'agent-platform-cli-')) };
+  delete env.DATABASE_URL;
+  return env;
 }
 
 describe('agent-platform CLI', () => {
