@@ -16,7 +16,7 @@ const CLI = path.resolve('dist/scripts/cli.js');
  */
 function cliEnv(): NodeJS.ProcessEnv {
   if (testPlatform().databaseKind === 'postgres') return { ...process.env };
-  const env = { ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'agent-platform-cli-')) };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'agent-platform-cli-')) };
   delete env.DATABASE_URL;
   return env;
 }
