@@ -1,16 +1,36 @@
+import type { Client } from '@temporalio/client';
 import { isDatabaseReachable, type Db } from '../db/database.js';
+import { callModel } from './call-model.js';
+import { executeTool } from './execute-tool.js';
+import { storeRunHistory } from './run-history.js';
+import { finishRun, pauseRun, resumeRun, startRun } from './run-lifecycle.js';
+import type { FinishInput, ModelTurnInput, RunRef, StepInput, StepOutcome } from './run-types.js';
+import { beginStep, completeStep } from './steps.js';
+import type { OutboundPolicy } from './tools/types.js';
 
 /** What activities reach: handed in by the worker process, never imported globals. */
 export interface ActivityDeps {
   db: Db;
+  temporal: Client;
+  /** Which private or loopback destinations HTTP and MCP tools may reach (TOOL_HTTP_ALLOW_HOSTS). */
+  outboundPolicy: OutboundPolicy;
 }
 
+/** Every activity, bound to its dependencies. Each one's logic lives in its own module. */
 export function createActivities(deps: ActivityDeps) {
+  const { db } = deps;
   return {
     /** True when the worker's database answers. */
-    async checkDatabase(): Promise<boolean> {
-      return isDatabaseReachable(deps.db);
-    },
+    checkDatabase: (): Promise<boolean> => isDatabaseReachable(db),
+    startRun: (ref: RunRef) => startRun(db, ref),
+    pauseRun: (ref: RunRef & { questionId: string; question: string }) => pauseRun(db, ref),
+    resumeRun: (ref: RunRef & { questionId: string; answer: string }) => resumeRun(db, ref),
+    finishRun: (finish: FinishInput) => finishRun(db, finish),
+    callModel: (input: ModelTurnInput) => callModel(db, input),
+    executeTool: (step: StepInput) => executeTool(db, deps.outboundPolicy, step),
+    beginStep: (step: StepInput) => beginStep(db, step),
+    completeStep: (step: StepInput, outcome: StepOutcome) => completeStep(db, step, outcome),
+    storeRunHistory: (ref: RunRef) => storeRunHistory(db, deps.temporal, ref),
   };
 }
 

@@ -29,6 +29,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
+    /** Response headers that explain the error, e.g. Retry-After on a 429. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.status = ERROR_STATUS[code];

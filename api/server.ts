@@ -6,6 +6,8 @@ import { migrateToLatest } from '../db/migrate.js';
 import { createApp } from './app.js';
 import { serviceConfigFromEnv } from './config.js';
 import { listen } from './http-server.js';
+import { RunEventHub } from './run-event-hub.js';
+import { lazyWorkflowBundle } from '../workers/workers.js';
 
 /**
  * The production API process: configuration from the environment, an external Temporal
@@ -21,11 +23,14 @@ async function main(): Promise<void> {
 
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
-  const server = await listen(createApp({ db: database.db, temporal, publicUrl: config.publicUrl }), config.host, config.port);
+  const events = await RunEventHub.start(database);
+  const deps = { db: database.db, temporal, events, workflowBundle: lazyWorkflowBundle(), publicUrl: config.publicUrl };
+  const server = await listen(createApp(deps), config.host, config.port);
   console.log(`[api] listening on ${server.url}`);
 
   const shutdown = async () => {
     await server.close();
+    await events.close();
     await connection.close();
     await database.close();
     process.exit(0);

@@ -9,10 +9,12 @@ import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
 
-/** An open database: the Kysely handle, what it runs on, and how to close it. */
+/** An open database: the Kysely handle, what it runs on, LISTEN, and how to close it. */
 export interface OpenDatabase {
   db: Db;
   kind: DatabaseConfig['kind'];
+  /** Calls `onPayload` for every NOTIFY on `channel` until the returned function is called. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -23,7 +25,28 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   if (config.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', close: () => db.destroy() };
+    const listeners: pg.Client[] = [];
+    return {
+      db,
+      kind: 'postgres',
+      listen: async (channel, onPayload) => {
+        // LISTEN holds its connection for good, so it gets its own client rather than a pooled one.
+        const client = new pg.Client({ connectionString: config.url });
+        await client.connect();
+        client.on('notification', (message) => message.channel === channel && onPayload(message.payload ?? ''));
+        client.on('error', (err) => console.error(`[db] LISTEN ${channel} connection failed:`, err.message));
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        listeners.push(client);
+        return async () => {
+          listeners.splice(listeners.indexOf(client), 1);
+          await client.end();
+        };
+      },
+      close: async () => {
+        await Promise.all(listeners.map((client) => client.end()));
+        await db.destroy();
+      },
+    };
   }
   // PGlite creates its own folder but not the parents; the vector extension must be named on every open.
   await fs.mkdir(config.dataDir, { recursive: true });
@@ -32,6 +55,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   return {
     db,
     kind: 'pglite',
+    listen: async (channel, onPayload) => {
+      const unlisten = await pglite.listen(channel, onPayload);
+      return () => unlisten();
+    },
     close: async () => {
       await db.destroy();
       await pglite.close();

@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import * as foundation from './migrations/0001_foundation.js';
+import * as runs from './migrations/0002_runs.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0002_runs': runs,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -52,11 +52,125 @@ export interface AgentGraph {
   [field: string]: unknown;
 }
 
+export type ToolKind = 'builtin' | 'http' | 'mcp';
+
+export interface ToolsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  kind: ToolKind;
+  description: string | null;
+  builtin: string | null;
+  http: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  mcp: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface ThreadsTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  title: string;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type RunStatus = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
+
+export interface RunError {
+  code: string;
+  message: string;
+}
+
+export interface PendingQuestion {
+  id: string;
+  question: string;
+  asked_at: string;
+}
+
+export interface RunsTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  agent_version_id: string;
+  version: number;
+  thread_id: string;
+  status: RunStatus;
+  source: string;
+  model: string | null;
+  input: string;
+  output: string | null;
+  error: ColumnType<RunError | null, string | null, string | null>;
+  pending_question: ColumnType<PendingQuestion | null, string | null, string | null>;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  cost_usd: string | null;
+  duration_ms: number | null;
+  last_event_seq: ColumnType<number, never, number>;
+  created_at: CreatedAt;
+  started_at: Date | null;
+  ended_at: Date | null;
+}
+
+export interface RunEventsTable {
+  run_id: string;
+  seq: number;
+  tenant_id: string;
+  type: string;
+  data: ColumnType<Record<string, unknown>, string, never>;
+  dedupe_key: string | null;
+  created_at: CreatedAt;
+}
+
+export type StepStatus = 'running' | 'completed' | 'failed';
+
+export interface RunStepsTable {
+  id: string;
+  tenant_id: string;
+  run_id: string;
+  index: number;
+  node_id: string;
+  tool_call_id: string;
+  tool: string;
+  tool_id: string | null;
+  arguments: ColumnType<Record<string, unknown>, string, string>;
+  status: StepStatus;
+  result: ColumnType<unknown, string | null, string | null>;
+  error: string | null;
+  started_at: ColumnType<Date, Date | undefined, Date>;
+  ended_at: Date | null;
+  duration_ms: number | null;
+}
+
+export interface RunHistoriesTable {
+  run_id: string;
+  tenant_id: string;
+  history: ColumnType<unknown, string, string>;
+  event_count: number;
+  created_at: CreatedAt;
+}
+
+export interface RateLimitHitsTable {
+  tenant_id: string;
+  key_id: string;
+  bucket: string;
+  at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   agents: AgentsTable;
   agent_versions: AgentVersionsTable;
+  tools: ToolsTable;
+  threads: ThreadsTable;
+  runs: RunsTable;
+  run_events: RunEventsTable;
+  run_steps: RunStepsTable;
+  run_histories: RunHistoriesTable;
+  rate_limit_hits: RateLimitHitsTable;
   // Kysely's migration bookkeeping is left out on purpose: only the Migrator touches it.
 }
 
@@ -65,4 +179,9 @@ export type AgentVersion = Selectable<AgentVersionsTable>;
 export type ApiKey = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;
 export type Tenant = Selectable<TenantsTable>;
+export type Tool = Selectable<ToolsTable>;
+export type Thread = Selectable<ThreadsTable>;
+export type Run = Selectable<RunsTable>;
+export type RunEvent = Selectable<RunEventsTable>;
+export type RunStep = Selectable<RunStepsTable>;
 export type { Generated };

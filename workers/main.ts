@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   }
   const database = await openDatabase(databaseConfig);
   await migrateToLatest(database.db);
-  const workers = await startWorkers({ address: config.temporalAddress, namespace: config.temporalNamespace, deps: { db: database.db } });
+  const workers = await startWorkers({ address: config.temporalAddress, namespace: config.temporalNamespace, db: database.db });
   console.log(`[worker] polling ${TASK_QUEUES.join(', ')} on ${config.temporalAddress}`);
 
   const shutdown = async () => {

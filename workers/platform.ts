@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import type { WorkflowBundle } from '@temporalio/worker';
 import type { ServiceConfig } from '../api/config.js';
 import { createApp } from '../api/app.js';
 import { listen } from '../api/http-server.js';
@@ -7,7 +8,8 @@ import type { DatabaseConfig } from '../db/config.js';
 import { openDatabase, type Db, type OpenDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { loadTemporalDevConfig, startTemporalDevServer, type TemporalDevConfig, type TemporalDevServer } from './temporal-dev-server.js';
-import { startWorkers, type RunningWorkers } from './workers.js';
+import { bundleWorkflows, startWorkers, type RunningWorkers } from './workers.js';
+import { RunEventHub } from '../api/run-event-hub.js';
 
 /** The whole platform in one process, as `npm start` and the test suite run it. */
 export interface Platform {
@@ -18,6 +20,8 @@ export interface Platform {
   db: Db;
   databaseKind: OpenDatabase['kind'];
   temporal: Client;
+  /** The workflow code bundle the workers run and replays use. */
+  workflowBundle: () => Promise<WorkflowBundle>;
   bootstrap: BootstrapResult;
   stop(): Promise<void>;
 }
@@ -28,6 +32,8 @@ export interface PlatformOptions {
   dataDir: string;
   /** Overrides for temporal-dev.yaml, used when service.temporalAddress is unset. */
   temporalDev?: Partial<TemporalDevConfig>;
+  /** False leaves the task queues to worker processes of their own (the tests' crash scenarios). */
+  workers?: boolean;
 }
 
 /**
@@ -53,14 +59,19 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     await migrateToLatest(database.db);
     const bootstrap = await ensureInitialWorkspace(database.db, options.service.initWorkspace, options.service.initApiKey);
 
-    const workers = await startWorkers({ address: temporalAddress, namespace, deps: { db: database.db } });
-    stack.push(() => workers.shutdown());
+    const bundle = await bundleWorkflows();
+    if (options.workers !== false) {
+      const workers = await startWorkers({ address: temporalAddress, namespace, db: database.db, bundle });
+      stack.push(() => workers.shutdown());
+    }
 
     const connection = await Connection.connect({ address: temporalAddress });
     stack.push(() => connection.close());
     const temporal = new Client({ connection, namespace });
 
-    const deps = { db: database.db, temporal, publicUrl: options.service.publicUrl };
+    const events = await RunEventHub.start(database);
+    stack.push(() => events.close());
+    const deps = { db: database.db, temporal, events, workflowBundle: async () => bundle, publicUrl: options.service.publicUrl };
     const api = await listen(createApp(deps), options.service.host, options.service.port);
     stack.push(() => api.close());
     // Port 0 asks for any free port; only now is the real address known.
@@ -73,6 +84,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       db: database.db,
       databaseKind: database.kind,
       temporal,
+      workflowBundle: deps.workflowBundle,
       bootstrap,
       stop,
     };

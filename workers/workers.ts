@@ -1,15 +1,24 @@
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../activities/index.js';
+import { Client, Connection } from '@temporalio/client';
+import { createActivities } from '../activities/index.js';
+import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
+import type { Db } from '../db/database.js';
 import { TASK_QUEUES } from './task-queues.js';
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
 let runtimeInstalled = false;
 
-/** Bundles the workflow code once; every worker of the process shares the bundle. */
+/** Bundles the workflow code once; every worker of the process (and replays) share the bundle. */
 export async function bundleWorkflows(): Promise<WorkflowBundle> {
   return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+}
+
+/** A bundle made on first use, then reused. */
+export function lazyWorkflowBundle(): () => Promise<WorkflowBundle> {
+  let bundle: Promise<WorkflowBundle> | undefined;
+  return () => (bundle ??= bundleWorkflows());
 }
 
 export interface RunningWorkers {
@@ -21,8 +30,9 @@ export interface RunningWorkers {
 export async function startWorkers(options: {
   address: string;
   namespace: string;
-  deps: ActivityDeps;
+  db: Db;
   bundle?: WorkflowBundle;
+  env?: NodeJS.ProcessEnv;
 }): Promise<RunningWorkers> {
   if (!runtimeInstalled) {
     // The SDK's default runtime logs every poll at INFO; warnings are what an operator needs here.
@@ -30,8 +40,11 @@ export async function startWorkers(options: {
     runtimeInstalled = true;
   }
   const connection = await NativeConnection.connect({ address: options.address });
+  // Activities that talk to Temporal themselves (the history mirror) use an ordinary client.
+  const clientConnection = await Connection.connect({ address: options.address });
+  const temporal = new Client({ connection: clientConnection, namespace: options.namespace });
   const bundle = options.bundle ?? (await bundleWorkflows());
-  const activities = createActivities(options.deps);
+  const activities = createActivities({ db: options.db, temporal, outboundPolicy: outboundPolicyFromEnv(options.env ?? process.env) });
   const workers = await Promise.all(
     TASK_QUEUES.map((taskQueue) =>
       Worker.create({ connection, namespace: options.namespace, taskQueue, workflowBundle: bundle, activities }),
@@ -43,6 +56,7 @@ export async function startWorkers(options: {
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await Promise.allSettled(running);
       await connection.close();
+      await clientConnection.close();
     },
   };
 }

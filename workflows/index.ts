@@ -1,2 +1,4 @@
 // Every workflow the workers register. Workflow code is deterministic: all I/O lives in activities/.
+export { agentRun } from './agent-run.js';
+export { archiveRunHistory } from './archive-run-history.js';
 export { ping } from './ping.js';

@@ -15,6 +15,7 @@ export async function errorBodies(ctx: Koa.Context, next: Koa.Next): Promise<voi
     }
     ctx.status = error.status;
     ctx.body = error.toBody();
+    for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
     if (error.code === 'unauthorized') ctx.set('WWW-Authenticate', wwwAuthenticate(error.message));
   }
 }

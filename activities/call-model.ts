@@ -1,0 +1,61 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { Db } from '../db/database.js';
+import { appendRunEventsNow } from '../db/run-events.js';
+import { DeltaBuffer } from './delta-buffer.js';
+import { isRetryableModelError } from './models/errors.js';
+import { streamModelTurn } from './models/provider.js';
+import type { ModelTurnInput, ModelTurnResult } from './run-types.js';
+
+const HEARTBEAT_EVERY_MS = 1000;
+
+/**
+ * One model turn, streamed: text deltas become `message.delta` events as they arrive, the whole turn a
+ * `message.completed`. Heartbeats carry cancellation in (the provider request is aborted) and let
+ * Temporal notice a dead worker; a retry starts with `attempt.reset` so clients drop the partial text.
+ */
+export async function callModel(db: Db, input: ModelTurnInput): Promise<ModelTurnResult> {
+  const context = Context.current();
+  const append = (events: Parameters<typeof appendRunEventsNow>[3]) => appendRunEventsNow(db, input.tenantId, input.runId, events);
+  if (context.info.attempt > 1) {
+    await append([{ type: 'attempt.reset', data: { node_id: input.nodeId, turn: input.turn, attempt: context.info.attempt } }]);
+  }
+
+  const deltas = new DeltaBuffer(async (batch) => {
+    await append(batch.map((delta) => ({ type: 'message.delta', data: { node_id: input.nodeId, turn: input.turn, delta } })));
+  });
+  const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+  let result: ModelTurnResult;
+  try {
+    result = await streamModelTurn(
+      {
+        model: input.model,
+        messages: input.messages,
+        tools: input.tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })),
+        script: input.script ?? undefined,
+        scriptPosition: input.scriptPosition,
+        temperature: input.temperature ?? undefined,
+      },
+      { signal: context.cancellationSignal, onTextDelta: (delta) => deltas.push(delta) },
+    );
+    await deltas.flush();
+  } catch (err) {
+    await deltas.flush().catch(() => undefined);
+    if (context.cancellationSignal.aborted) throw new CancelledFailure('model call cancelled');
+    if (!isRetryableModelError(err)) {
+      throw ApplicationFailure.nonRetryable((err as Error).message, 'ModelConfiguration');
+    }
+    throw err;
+  } finally {
+    clearInterval(heartbeat);
+  }
+
+  await append([
+    {
+      type: 'message.completed',
+      dedupeKey: `message.completed:${input.turn}`,
+      data: { node_id: input.nodeId, turn: input.turn, text: result.text, tool_calls: result.toolCalls, usage: result.usage },
+    },
+  ]);
+  return result;
+}

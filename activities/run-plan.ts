@@ -1,0 +1,102 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { TenantTx } from '../db/tenant.js';
+import type { AgentGraph, Tool } from '../db/schema.js';
+import { BUILTIN_TOOLS, isBuiltinKey } from './builtin-tools.js';
+import type { ChatMessage, PlanNode, PlanTool } from './run-types.js';
+import type { ScriptTurn } from './models/types.js';
+
+export const DEFAULT_MAX_TURNS = 20;
+
+/**
+ * How a graph runs (docs/runs.md): execution starts at `entry` (default: the first node) and follows
+ * `edges` (`[{"from": "a", "to": "b"}]`, at most one edge out of a node, no cycles). Each node is an
+ * agent loop of model turns and tool calls; its final text is the next node's input, and the last
+ * node's text is the run's output.
+ */
+export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentGraph): Promise<PlanNode[]> {
+  const byId = new Map(graph.nodes.map((node) => [node.id, node]));
+  const next = new Map<string, string>();
+  for (const edge of asEdges(graph.edges)) {
+    if (!byId.has(edge.from) || !byId.has(edge.to)) invalid(`edge ${edge.from} → ${edge.to} names a node that does not exist`);
+    if (next.has(edge.from)) invalid(`node '${edge.from}' has more than one outgoing edge`);
+    next.set(edge.from, edge.to);
+  }
+  const entry = typeof graph.entry === 'string' ? graph.entry : graph.nodes[0]!.id;
+  if (!byId.has(entry)) invalid(`entry node '${entry}' does not exist`);
+
+  const order: string[] = [];
+  for (let id: string | undefined = entry; id !== undefined; id = next.get(id)) {
+    if (order.includes(id)) invalid(`the edges form a cycle through node '${id}'`);
+    order.push(id);
+  }
+
+  const refs = [...new Set(order.flatMap((id) => byId.get(id)!.toolRefs ?? []))];
+  const tools = refs.length
+    ? await tx
+        .selectFrom('tools')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where((eb) => eb.or([eb('id', 'in', refs), eb('name', 'in', refs)]))
+        .execute()
+    : [];
+
+  return order.map((id) => {
+    const node = byId.get(id)!;
+    if (typeof node.model !== 'string' || !node.model) invalid(`node '${id}' has no "model"`);
+    return {
+      id,
+      model: node.model as string,
+      system: typeof node.system === 'string' ? node.system : null,
+      script: Array.isArray(node.script) ? (node.script as ScriptTurn[]) : null,
+      temperature: typeof node.temperature === 'number' ? node.temperature : null,
+      maxTurns: typeof node.max_turns === 'number' ? node.max_turns : DEFAULT_MAX_TURNS,
+      tools: (node.toolRefs ?? []).map((ref) => {
+        const tool = tools.find((t) => t.id === ref) ?? tools.find((t) => t.name === ref);
+        if (!tool) invalid(`node '${id}' refers to tool '${ref}', which is not in the catalog`);
+        return planTool(tool!);
+      }),
+    };
+  });
+}
+
+function planTool(tool: Tool): PlanTool {
+  const builtin = tool.builtin && isBuiltinKey(tool.builtin) ? BUILTIN_TOOLS[tool.builtin] : undefined;
+  const httpSchema = (tool.http?.arguments_schema as PlanTool['parameters'] | undefined) ?? { type: 'object' };
+  return {
+    id: tool.id,
+    name: tool.name,
+    kind: tool.kind,
+    builtin: tool.builtin,
+    description: tool.description ?? builtin?.description ?? tool.name,
+    parameters: builtin ? builtin.parameters : tool.kind === 'http' ? httpSchema : { type: 'object' },
+  };
+}
+
+/** The thread's earlier turns as conversation: each completed run's input and output. */
+export async function threadHistory(tx: TenantTx, tenantId: string, threadId: string, beforeRunId: string): Promise<ChatMessage[]> {
+  const runs = await tx
+    .selectFrom('runs')
+    .select(['input', 'output'])
+    .where('tenant_id', '=', tenantId)
+    .where('thread_id', '=', threadId)
+    .where('id', '<', beforeRunId)
+    .where('status', '=', 'completed')
+    .orderBy('id')
+    .execute();
+  return runs.flatMap((run): ChatMessage[] => [
+    { role: 'user', content: run.input },
+    { role: 'assistant', content: run.output ?? '' },
+  ]);
+}
+
+function asEdges(edges: unknown): Array<{ from: string; to: string }> {
+  if (edges === undefined) return [];
+  if (!Array.isArray(edges) || !edges.every((e) => typeof e?.from === 'string' && typeof e?.to === 'string')) {
+    invalid('"edges" must be a list of {"from": nodeId, "to": nodeId}');
+  }
+  return edges as Array<{ from: string; to: string }>;
+}
+
+function invalid(message: string): never {
+  throw ApplicationFailure.nonRetryable(`invalid graph: ${message}`, 'InvalidGraph');
+}

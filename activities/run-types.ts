@@ -1,0 +1,74 @@
+import type { ChatMessage, ModelTurnResult, ScriptTurn, ToolCall, TurnUsage } from './models/types.js';
+import type { JsonSchema } from '../api/operation.js';
+import type { ToolKind } from '../db/schema.js';
+
+/**
+ * What the agent workflow and its activities pass each other. Workflow code imports these types only;
+ * everything here must be plain JSON, since it is recorded in the Temporal history.
+ */
+
+export interface RunRef {
+  tenantId: string;
+  runId: string;
+}
+
+/** A tool as a node may call it: catalog identity plus what the model is told. */
+export interface PlanTool {
+  id: string;
+  name: string;
+  kind: ToolKind;
+  builtin: string | null;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** One node of the graph, resolved for execution. */
+export interface PlanNode {
+  id: string;
+  model: string;
+  system: string | null;
+  script: ScriptTurn[] | null;
+  temperature: number | null;
+  maxTurns: number;
+  tools: PlanTool[];
+}
+
+/** Everything a run needs, read once when it starts (so the history fixes it). */
+export interface RunPlan extends RunRef {
+  agentId: string;
+  input: string;
+  /** Nodes in execution order: the first node, then along `edges`. */
+  nodes: PlanNode[];
+  /** The thread's earlier turns, oldest first. */
+  history: ChatMessage[];
+}
+
+export interface ModelTurnInput extends RunRef {
+  nodeId: string;
+  /** Counts every model turn of the run, so each has a stable key across retries. */
+  turn: number;
+  model: string;
+  messages: ChatMessage[];
+  tools: PlanTool[];
+  script: ScriptTurn[] | null;
+  scriptPosition: number;
+  temperature: number | null;
+}
+
+export interface StepInput extends RunRef {
+  nodeId: string;
+  index: number;
+  call: ToolCall;
+  tool: PlanTool | null;
+}
+
+export type StepOutcome = { ok: true; result: unknown } | { ok: false; error: string };
+
+export interface FinishInput extends RunRef {
+  status: 'completed' | 'failed' | 'cancelled';
+  output: string | null;
+  error: { code: string; message: string } | null;
+  turns: Array<{ model: string; usage: TurnUsage }>;
+}
+
+export type { ChatMessage, ModelTurnResult, ToolCall, TurnUsage };

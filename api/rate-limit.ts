@@ -1,0 +1,51 @@
+import { sql } from 'kysely';
+import type { TenantTx } from '../db/tenant.js';
+import { ApiError } from './errors.js';
+
+export interface RateLimit {
+  /** What is counted, e.g. `runs`. */
+  bucket: string;
+  limit: number;
+  windowSeconds: number;
+}
+
+/** 60 run requests per 60 seconds per API key (the spec's Limits). */
+export const RUN_RATE_LIMIT: RateLimit = { bucket: 'runs', limit: 60, windowSeconds: 60 };
+
+/**
+ * Counts one request of `keyId` against a sliding window kept in Postgres, so the limit holds across
+ * every API process. Over the limit it throws 429 with Retry-After (seconds until the oldest counted
+ * request leaves the window); otherwise it answers the RateLimit-* headers for the response.
+ */
+export async function takeRateLimitToken(tx: TenantTx, tenantId: string, keyId: string, limit: RateLimit): Promise<Record<string, string>> {
+  // One counter per key at a time: concurrent requests of the same key queue here instead of all passing.
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`${limit.bucket}:${keyId}`}, 0))`.execute(tx);
+  const windowStart = sql<Date>`now() - make_interval(secs => ${limit.windowSeconds})`;
+  await tx.deleteFrom('rate_limit_hits').where('key_id', '=', keyId).where('bucket', '=', limit.bucket).where('at', '<=', windowStart).execute();
+  const { count, oldest, now } = await tx
+    .selectFrom('rate_limit_hits')
+    .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('at').as('oldest'), sql<Date>`now()`.as('now')])
+    .where('key_id', '=', keyId)
+    .where('bucket', '=', limit.bucket)
+    .executeTakeFirstOrThrow();
+  const used = Number(count);
+  const resetSeconds = oldest ? Math.max(1, Math.ceil((oldest.getTime() + limit.windowSeconds * 1000 - now.getTime()) / 1000)) : limit.windowSeconds;
+  if (used >= limit.limit) {
+    throw new ApiError('rate_limited', `rate limit of ${limit.limit} requests per ${limit.windowSeconds} s exceeded; retry in ${resetSeconds} s`, {}, {
+      'Retry-After': String(resetSeconds),
+      ...headers(limit, 0, resetSeconds),
+    });
+  }
+  await tx.insertInto('rate_limit_hits').values({ tenant_id: tenantId, key_id: keyId, bucket: limit.bucket }).execute();
+  return headers(limit, limit.limit - used - 1, resetSeconds);
+}
+
+/** The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), in their widely used split form. */
+function headers(limit: RateLimit, remaining: number, resetSeconds: number): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(limit.limit),
+    'RateLimit-Remaining': String(remaining),
+    'RateLimit-Reset': String(resetSeconds),
+    'RateLimit-Policy': `${limit.limit};w=${limit.windowSeconds}`,
+  };
+}

@@ -1,0 +1,92 @@
+import { PassThrough } from 'node:stream';
+import type Koa from 'koa';
+import type { Db } from '../db/database.js';
+import { readRunEvents, TERMINAL_EVENTS } from '../db/run-events.js';
+import type { RunEvent } from '../db/schema.js';
+import { withTenant } from '../db/tenant.js';
+import type { RunEventHub } from './run-event-hub.js';
+import type { Reply } from './operation.js';
+
+export const PING_EVERY_MS = 15_000;
+/** How often a stream looks at the log even without a notification. */
+const POLL_EVERY_MS = 1000;
+
+export const SSE_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+};
+
+/**
+ * Streams a run's event log as Server-Sent Events from after `afterSeq`: every frame carries `id: <seq>`,
+ * so a client that reconnects with Last-Event-ID gets exactly the rest. The stream ends after a terminal
+ * event, or after `run.paused` while the run is still paused (answering resumes it; a new stream follows).
+ */
+export function streamRunEvents(
+  koa: Koa.Context,
+  deps: { db: Db; events: RunEventHub },
+  tenantId: string,
+  runId: string,
+  afterSeq: number,
+): Reply {
+  const stream = new PassThrough();
+  koa.req.socket.setTimeout(0);
+  koa.req.socket.setNoDelay(true);
+
+  let wake: (() => void) | undefined;
+  let notified = false;
+  let closed = false;
+  const unsubscribe = deps.events.subscribe(runId, () => {
+    notified = true;
+    wake?.();
+  });
+  const ping = setInterval(() => stream.write(': ping\n\n'), PING_EVERY_MS);
+  const stop = () => {
+    closed = true;
+    wake?.();
+  };
+  koa.req.on('close', stop);
+
+  const waitForNews = () =>
+    new Promise<void>((resolve) => {
+      if (notified || closed) return resolve();
+      const timer = setTimeout(resolve, POLL_EVERY_MS);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  (async () => {
+    let last = afterSeq;
+    while (!closed) {
+      notified = false;
+      const events = await readRunEvents(deps.db, tenantId, runId, last);
+      for (const event of events) {
+        stream.write(frame(event));
+        last = event.seq;
+      }
+      const final = events.at(-1);
+      if (final && (TERMINAL_EVENTS.has(final.type) || (final.type === 'run.paused' && (await isPaused(deps.db, tenantId, runId))))) break;
+      if (events.length === 0) await waitForNews();
+    }
+  })()
+    .catch((err) => console.error(`[sse] stream of ${runId} failed:`, err))
+    .finally(() => {
+      clearInterval(ping);
+      unsubscribe();
+      stream.end();
+    });
+
+  return { status: 200, body: stream, headers: SSE_HEADERS };
+}
+
+function frame(event: RunEvent): string {
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify({ seq: event.seq, type: event.type, ...event.data, created_at: event.created_at.toISOString() })}\n\n`;
+}
+
+async function isPaused(db: Db, tenantId: string, runId: string): Promise<boolean> {
+  const run = await withTenant(db, tenantId, (tx) => tx.selectFrom('runs').select('status').where('id', '=', runId).executeTakeFirst());
+  return run?.status === 'paused';
+}

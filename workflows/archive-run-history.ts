@@ -1,0 +1,10 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { RunRef } from '../activities/run-types.js';
+
+const { storeRunHistory } = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds' });
+
+/** Started by a run as it ends (and left running when it closes): stores the run's whole history in Postgres. */
+export async function archiveRunHistory(ref: RunRef): Promise<number> {
+  return storeRunHistory(ref);
+}
