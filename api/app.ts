@@ -22,8 +22,15 @@ export function allOperations(): AnyOperation[] {
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa();
   app.proxy = process.env.TRUST_PROXY === 'true';
+  app.on('error', logUnexpected);
   app.use(requestId);
   app.use(errorBodies);
   app.use(buildRouter(allOperations(), deps).routes());
   return app;
+}
+
+/** A client hanging up on a stream is how streams end, not an error worth a stack trace. */
+function logUnexpected(err: NodeJS.ErrnoException): void {
+  if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
+  console.error('[api]', err);
 }

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkflowBundle } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities/index.js';
 import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
@@ -36,7 +36,7 @@ export async function startWorkers(options: {
 }): Promise<RunningWorkers> {
   if (!runtimeInstalled) {
     // The SDK's default runtime logs every poll at INFO; warnings are what an operator needs here.
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: new DefaultLogger(temporalLogLevel(options.env ?? process.env)) });
     runtimeInstalled = true;
   }
   const connection = await NativeConnection.connect({ address: options.address });
@@ -47,7 +47,15 @@ export async function startWorkers(options: {
   const activities = createActivities({ db: options.db, temporal, outboundPolicy: outboundPolicyFromEnv(options.env ?? process.env) });
   const workers = await Promise.all(
     TASK_QUEUES.map((taskQueue) =>
-      Worker.create({ connection, namespace: options.namespace, taskQueue, workflowBundle: bundle, activities }),
+      Worker.create({
+        connection,
+        namespace: options.namespace,
+        taskQueue,
+        workflowBundle: bundle,
+        activities,
+        // When the worker that cached a run is gone, its next task goes to any worker after this long.
+        stickyQueueScheduleToStartTimeout: '3 seconds',
+      }),
     ),
   );
   const running = workers.map((worker) => worker.run());
@@ -59,6 +67,12 @@ export async function startWorkers(options: {
       await clientConnection.close();
     },
   };
+}
+
+/** TEMPORAL_LOG_LEVEL: the SDK's log level (TRACE, DEBUG, INFO, WARN, ERROR); WARN by default. */
+function temporalLogLevel(env: NodeJS.ProcessEnv): LogLevel {
+  const level = env.TEMPORAL_LOG_LEVEL?.toUpperCase();
+  return level === 'TRACE' || level === 'DEBUG' || level === 'INFO' || level === 'ERROR' ? level : 'WARN';
 }
 
 const quietBundlerLogger = {

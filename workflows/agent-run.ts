@@ -42,6 +42,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   const ref: RunRef = { tenantId: input.tenantId, runId: input.runId };
   const turns: FinishInput['turns'] = [];
   const answers = new Map<string, string>();
+  const resumed = new Set<string>();
   let pending: { id: string; question: string } | null = null;
   let plan: PlanStep[] = [];
   let turnCount = 0;
@@ -50,10 +51,12 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   setHandler(pendingQuestionQuery, () => pending);
   setHandler(
     answerUpdate,
-    ({ answer }) => {
+    async ({ answer }) => {
       const questionId = pending!.id;
       answers.set(questionId, answer);
       pending = null;
+      // Answer only once the run shows as running again, so a client that reads the run next sees it so.
+      await condition(() => resumed.has(questionId));
       return { questionId };
     },
     {
@@ -129,6 +132,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         await condition(() => answers.has(questionId));
         const answer = answers.get(questionId)!;
         await bookkeeping.resumeRun({ ...ref, questionId, answer });
+        resumed.add(questionId);
         return { answer };
       }
       case 'wait_until': {

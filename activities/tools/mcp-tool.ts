@@ -21,7 +21,7 @@ export interface McpToolDescription {
   inputSchema: JsonSchema;
 }
 
-export interface McpServerOptions extends ToolCallOptions {
+export interface McpSessionOptions extends ToolCallOptions {
   headers?: Record<string, string>;
   /** For the whole session. Default 30 000 ms. */
   timeoutMs?: number;
@@ -43,7 +43,7 @@ export async function callMcpTool(config: McpToolConfig, args: Record<string, un
 }
 
 /** The server's tools, with the input schemas a tool configuration can be checked against. */
-export async function listMcpTools(serverUrl: string, options: McpServerOptions): Promise<McpToolDescription[]> {
+export async function listMcpTools(serverUrl: string, options: McpSessionOptions): Promise<McpToolDescription[]> {
   return withMcpClient(serverUrl, options, async (client, request) => {
     const tools: McpToolDescription[] = [];
     let cursor: string | undefined;
@@ -61,7 +61,7 @@ export async function listMcpTools(serverUrl: string, options: McpServerOptions)
 
 async function withMcpClient<T>(
   serverUrl: string,
-  options: McpServerOptions,
+  options: McpSessionOptions,
   work: (client: Client, request: RequestOptions) => Promise<T>,
 ): Promise<T> {
   const url = parseServerUrl(serverUrl);

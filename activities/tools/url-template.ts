@@ -24,7 +24,7 @@ export function fillUrlTemplate(template: string, args: Record<string, unknown>)
   try {
     url = new URL(filled);
   } catch {
-    throw new ToolConfigError(`the URL template does not make a valid URL with these arguments`);
+    throw new ToolConfigError(`the URL template does not make a valid URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolConfigError(`the tool URL must be http or https, not ${url.protocol}`);
   return url;

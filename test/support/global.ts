@@ -38,6 +38,8 @@ export async function mochaGlobalSetup(): Promise<void> {
   echoModel = await startEchoModel();
   process.env.OLLAMA_BASE_URL = echoModel.baseURL;
   process.env.TOOL_HTTP_ALLOW_HOSTS = ALLOWED_TOOL_HOST;
+  // Runs that fail on purpose would each log a warning; the tests check the failures themselves.
+  process.env.TEMPORAL_LOG_LEVEL ??= 'ERROR';
   const database: DatabaseConfig = process.env.DATABASE_URL
     ? databaseConfigFromEnv()
     : { kind: 'pglite', dataDir: path.join(scratchDir, 'pglite') };
