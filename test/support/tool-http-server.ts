@@ -12,7 +12,7 @@ export interface ReceivedToolRequest {
 export type ToolRouteHandler = (request: ReceivedToolRequest, res: http.ServerResponse) => void | Promise<void>;
 
 export interface LocalToolServer {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://<host>:<port>` */
   origin: string;
   port: number;
   requests: ReceivedToolRequest[];
@@ -20,7 +20,7 @@ export interface LocalToolServer {
 }
 
 /** A node:http server on 127.0.0.1 (port 0) that records every request and hands it, body read, to `handler`. */
-export async function startToolServer(handler: ToolRouteHandler): Promise<LocalToolServer> {
+export async function startToolServer(handler: ToolRouteHandler, host = '127.0.0.1'): Promise<LocalToolServer> {
   const requests: ReceivedToolRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -34,10 +34,10 @@ export async function startToolServer(handler: ToolRouteHandler): Promise<LocalT
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://${host}:${port}`,
     port,
     requests,
     close: () =>

@@ -6,7 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 export interface LocalMcpServer {
-  /** `http://127.0.0.1:<port>/mcp` */
+  /** `http://<host>:<port>/mcp` */
   url: string;
   /** Sessions the client ended with DELETE. */
   endedSessions: number;
@@ -31,7 +31,7 @@ const TOOLS = [
  * It uses the SDK's low-level `Server` with plain JSON Schemas; `McpServer.registerTool` would need
  * zod, which this project does not depend on directly.
  */
-export async function startMcpToolServer(): Promise<LocalMcpServer> {
+export async function startMcpToolServer(host = '127.0.0.1'): Promise<LocalMcpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const state: LocalMcpServer = { url: '', endedSessions: 0, requestHeaders: [], close: async () => {} };
 
@@ -70,9 +70,9 @@ export async function startMcpToolServer(): Promise<LocalMcpServer> {
     await transport.handleRequest(req, res, body);
   }
 
-  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => httpServer.listen(0, host, resolve));
   const { port } = httpServer.address() as AddressInfo;
-  state.url = `http://127.0.0.1:${port}/mcp`;
+  state.url = `http://${host}:${port}/mcp`;
   state.close = async () => {
     await Promise.all([...sessions.values()].map((transport) => transport.close()));
     httpServer.closeAllConnections();
