@@ -7,7 +7,11 @@ import { withTenant } from '../db/tenant.js';
 import type { RunEventHub } from './run-event-hub.js';
 import type { Reply } from './operation.js';
 
-export const PING_EVERY_MS = 15_000;
+/** `: ping` comments keep idle streams open through proxies; SSE_PING_INTERVAL_MS overrides the 15 s. */
+export function pingIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
+  const configured = Number(env.SSE_PING_INTERVAL_MS);
+  return Number.isInteger(configured) && configured > 0 ? configured : 15_000;
+}
 /** How often a stream looks at the log even without a notification. */
 const POLL_EVERY_MS = 1000;
 
@@ -41,7 +45,7 @@ export function streamRunEvents(
     notified = true;
     wake?.();
   });
-  const ping = setInterval(() => stream.write(': ping\n\n'), PING_EVERY_MS);
+  const ping = setInterval(() => stream.write(': ping\n\n'), pingIntervalMs());
   const stop = () => {
     closed = true;
     wake?.();

@@ -1,10 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { call, newTenant } from './support/api.js';
 import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { ALLOWED_TOOL_HOST, testWorkerPool } from './support/global.js';
 import { stream, streamedText, type SseFrame } from './support/sse.js';
+import { sendJson, startToolServer } from './support/tool-http-server.js';
 
 /**
  * A worker process killed with SIGKILL mid-activity, then a new one started: Temporal retries the
@@ -52,18 +51,15 @@ describe('runs: worker crashes', function () {
   });
 
   it('completes a run whose worker died during a tool call, with the step recorded once', async () => {
-    const hits: number[] = [];
-    const server = http.createServer((req, res) => {
-      hits.push(Date.now());
-      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ temperature: 21 })), 2500);
-    });
-    await new Promise<void>((resolve) => server.listen(0, ALLOWED_TOOL_HOST, resolve));
+    const server = await startToolServer((_request, res) => {
+      setTimeout(() => sendJson(res, 200, { temperature: 21 }), 2500);
+    }, ALLOWED_TOOL_HOST);
+    const hits = server.requests;
     try {
-      const { port } = server.address() as AddressInfo;
       const weather = await createTool(key, {
         name: 'weather',
         kind: 'http',
-        http: { method: 'GET', url: `http://${ALLOWED_TOOL_HOST}:${port}/weather/{city}`, arguments_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+        http: { method: 'GET', url: `${server.origin}/weather/{city}`, arguments_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
       });
       const agentId = await publishAgent(key, 'slow-tool', scriptedGraph([
         { tool_calls: [{ tool: 'weather', arguments: { city: 'Oslo' } }] },
@@ -86,8 +82,7 @@ describe('runs: worker crashes', function () {
       // At-least-once: the interrupted call was made again by the new worker.
       expect(hits.length).to.equal(2);
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
     }
   });
 });

@@ -66,6 +66,19 @@ describe('runs: ask_human', () => {
     expect((await call('GET', `/v1/runs/${runId}`, { key })).body.steps[0].result).to.deep.equal({ answer: 'teal' });
   });
 
+  it('keeps a waiting stream open with ping comments', async () => {
+    const { runId, lastId } = await startPaused();
+    process.env.SSE_PING_INTERVAL_MS = '100';
+    try {
+      const waiting = await stream('GET', `/v1/runs/${runId}/events`, { key, headers: { 'last-event-id': String(lastId) }, hangUpAfterMs: 550 });
+      expect(waiting.frames).to.deep.equal([]);
+      expect(waiting.pings).to.be.within(3, 6);
+    } finally {
+      delete process.env.SSE_PING_INTERVAL_MS;
+    }
+    await call('POST', `/v1/runs/${runId}/cancel`, { key });
+  });
+
   it('can be cancelled while paused', async () => {
     const { runId, lastId } = await startPaused();
     expect((await call('POST', `/v1/runs/${runId}/cancel`, { key })).status).to.equal(202);

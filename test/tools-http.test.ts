@@ -5,17 +5,9 @@ import { OutboundRefusedError, OutboundTimeoutError, ToolArgumentsError, ToolCon
 import { callHttpTool, httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigSchema } from '../activities/tools/http-tool.js';
 import type { HttpToolConfig, ToolCallOptions } from '../activities/tools/types.js';
 import { sendJson, sendText, startToolServer, type LocalToolServer } from './support/tool-http-server.js';
+import { failure } from './support/failure.js';
 
 const allowed: ToolCallOptions = { policy: { allow: ['127.0.0.1'] } };
-
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('tools: http tool', () => {
   let server: LocalToolServer;

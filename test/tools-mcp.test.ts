@@ -3,17 +3,9 @@ import { OutboundRefusedError, OutboundTimeoutError, ToolUpstreamError } from '.
 import { callMcpTool, listMcpTools } from '../activities/tools/mcp-tool.js';
 import type { ToolCallOptions } from '../activities/tools/types.js';
 import { startMcpToolServer, type LocalMcpServer } from './support/tool-mcp-server.js';
+import { failure } from './support/failure.js';
 
 const allowed: ToolCallOptions = { policy: { allow: ['127.0.0.1'] } };
-
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a failure');
-}
 
 describe('tools: MCP tool', () => {
   let server: LocalMcpServer;

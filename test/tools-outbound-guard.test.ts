@@ -14,6 +14,7 @@ import { assertAddressAllowed } from '../activities/tools/outbound-policy.js';
 import { classifyAddress } from '../activities/tools/special-addresses.js';
 import type { OutboundPolicy } from '../activities/tools/types.js';
 import { sendJson, sendText, startToolServer, type LocalToolServer } from './support/tool-http-server.js';
+import { failure } from './support/failure.js';
 
 const noAllowList: OutboundPolicy = { allow: [] };
 const loopbackAllowed: OutboundPolicy = { allow: ['127.0.0.1'] };
@@ -31,15 +32,6 @@ async function refusal(url: string, init: Partial<GuardedFetchInit> = {}): Promi
     return err as OutboundRefusedError;
   }
   throw new Error(`expected ${url} to be refused`);
-}
-
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a failure');
 }
 
 describe('tools: outbound guard', () => {

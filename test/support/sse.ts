@@ -24,11 +24,14 @@ export interface StreamOptions {
   until?: (frame: SseFrame, frames: SseFrame[]) => boolean;
   /** Called for every frame as it arrives. */
   onFrame?: (frame: SseFrame) => void | Promise<void>;
+  /** Hang up after this long, whatever has arrived. */
+  hangUpAfterMs?: number;
 }
 
 /** Sends a request whose answer is an SSE stream and reads it over real HTTP until it ends (or `until`). */
 export async function stream(method: string, path: string, options: StreamOptions): Promise<SseResponse> {
   const controller = new AbortController();
+  if (options.hangUpAfterMs) setTimeout(() => controller.abort(), options.hangUpAfterMs);
   const headers: Record<string, string> = { authorization: `Bearer ${options.key}`, ...options.headers };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(testPlatform().apiUrl + path, {
