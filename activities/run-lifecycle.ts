@@ -26,9 +26,10 @@ export async function startRun(db: Db, ref: RunRef): Promise<RunPlan> {
       .executeTakeFirstOrThrow();
     const nodes = await resolveNodes(tx, ref.tenantId, version.graph);
     const history = await threadHistory(tx, ref.tenantId, run.thread_id, run.id);
+    const prompts = nodes.flatMap((node) => (node.prompt ? [node.prompt] : []));
     await tx
       .updateTable('runs')
-      .set({ status: 'running', started_at: new Date() })
+      .set({ status: 'running', started_at: new Date(), prompts: JSON.stringify(prompts), model: nodes[0]!.model })
       .where('id', '=', ref.runId)
       .where('status', '=', 'queued')
       .execute();

@@ -4,6 +4,8 @@ import type { AgentGraph, Tool } from '../db/schema.js';
 import { BUILTIN_TOOLS, isBuiltinKey } from './builtin-tools.js';
 import type { ChatMessage, PlanNode, PlanTool } from './run-types.js';
 import type { ScriptTurn } from './models/types.js';
+import { renderTemplate } from './prompt-template.js';
+import type { RunPromptUse } from '../db/schema.js';
 
 export const DEFAULT_MAX_TURNS = 20;
 
@@ -40,13 +42,18 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
         .execute()
     : [];
 
-  return order.map((id) => {
+  const nodes: PlanNode[] = [];
+  for (const id of order) {
     const node = byId.get(id)!;
-    if (typeof node.model !== 'string' || !node.model) invalid(`node '${id}' has no "model"`);
-    return {
+    const prompt = node.prompt === undefined ? null : await resolvePrompt(tx, tenantId, id, node.prompt);
+    if (prompt && typeof node.system === 'string') invalid(`node '${id}' has both "prompt" and "system"; use one`);
+    const model = typeof node.model === 'string' && node.model ? node.model : prompt?.model;
+    if (!model) invalid(`node '${id}' has no "model" (nor a prompt with a default model)`);
+    nodes.push({
       id,
-      model: node.model as string,
-      system: typeof node.system === 'string' ? node.system : null,
+      model: model!,
+      system: prompt?.text ?? (typeof node.system === 'string' ? node.system : null),
+      prompt: prompt?.use ?? null,
       script: Array.isArray(node.script) ? (node.script as ScriptTurn[]) : null,
       temperature: typeof node.temperature === 'number' ? node.temperature : null,
       maxTurns: typeof node.max_turns === 'number' ? node.max_turns : DEFAULT_MAX_TURNS,
@@ -55,8 +62,35 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
         if (!tool) invalid(`node '${id}' refers to tool '${ref}', which is not in the catalog`);
         return planTool(tool!);
       }),
-    };
-  });
+    });
+  }
+  return nodes;
+}
+
+/**
+ * A node's `prompt`: a prompt name (its current version), or `{"name", "version", "variables"}` to pin a
+ * version and fill the template. The rendered text is the node's system prompt; the prompt's model is
+ * the node's default model.
+ */
+async function resolvePrompt(tx: TenantTx, tenantId: string, nodeId: string, ref: unknown): Promise<{ text: string; model: string | null; use: RunPromptUse }> {
+  const spec = typeof ref === 'string' ? { name: ref } : (ref as { name?: unknown; version?: unknown; variables?: unknown });
+  if (typeof spec?.name !== 'string') invalid(`node '${nodeId}': "prompt" must be a prompt name or {"name", "version", "variables"}`);
+  if (spec.version !== undefined && !Number.isInteger(spec.version)) invalid(`node '${nodeId}': prompt "version" must be an integer`);
+  const variables = (spec.variables ?? {}) as Record<string, unknown>;
+  if (typeof variables !== 'object' || Array.isArray(variables)) invalid(`node '${nodeId}': prompt "variables" must be an object`);
+
+  const prompt = await tx.selectFrom('prompts').selectAll().where('tenant_id', '=', tenantId).where('name', '=', spec.name as string).executeTakeFirst();
+  if (!prompt) invalid(`node '${nodeId}' uses prompt '${spec.name}', which does not exist`);
+  const version = (spec.version as number | undefined) ?? prompt!.version;
+  const row = await tx.selectFrom('prompt_versions').selectAll().where('prompt_id', '=', prompt!.id).where('version', '=', version).executeTakeFirst();
+  if (!row) invalid(`node '${nodeId}' pins version ${version} of prompt '${prompt!.name}', which has no such version`);
+  let text: string;
+  try {
+    text = renderTemplate(row!.template, variables);
+  } catch (err) {
+    invalid(`node '${nodeId}', prompt '${prompt!.name}' v${version}: ${(err as Error).message}`);
+  }
+  return { text: text!, model: row!.model, use: { node_id: nodeId, prompt_id: prompt!.id, name: prompt!.name, version } };
 }
 
 function planTool(tool: Tool): PlanTool {

@@ -1,6 +1,6 @@
 import type { ChatMessage, ModelTurnResult, ScriptTurn, ToolCall, TurnUsage } from './models/types.js';
 import type { JsonSchema } from '../api/operation.js';
-import type { ToolKind } from '../db/schema.js';
+import type { RunPromptUse, ToolKind } from '../db/schema.js';
 
 /**
  * What the agent workflow and its activities pass each other. Workflow code imports these types only;
@@ -27,6 +27,8 @@ export interface PlanNode {
   id: string;
   model: string;
   system: string | null;
+  /** The prompt (and version) the system text came from, if any. */
+  prompt: RunPromptUse | null;
   script: ScriptTurn[] | null;
   temperature: number | null;
   maxTurns: number;

@@ -22,7 +22,7 @@ export const usageSchema: JsonSchema = {
 
 export const runSchema: JsonSchema = {
   type: 'object',
-  required: ['id', 'agent_id', 'version', 'version_id', 'thread_id', 'status', 'model', 'source', 'input', 'output', 'error', 'usage', 'pending_question', 'created_at', 'started_at', 'ended_at'],
+  required: ['id', 'agent_id', 'version', 'version_id', 'thread_id', 'status', 'model', 'source', 'input', 'output', 'error', 'usage', 'pending_question', 'prompts', 'guardrail_trips', 'created_at', 'started_at', 'ended_at'],
   additionalProperties: false,
   properties: {
     id: { type: 'string' },
@@ -52,6 +52,33 @@ export const runSchema: JsonSchema = {
           properties: { id: { type: 'string' }, question: { type: 'string' }, asked_at: timestamp },
         },
       ],
+    },
+    prompts: {
+      type: 'array',
+      description: 'The prompt version each node used as its system prompt.',
+      items: {
+        type: 'object',
+        required: ['node_id', 'prompt_id', 'name', 'version'],
+        additionalProperties: false,
+        properties: { node_id: { type: 'string' }, prompt_id: { type: 'string' }, name: { type: 'string' }, version: { type: 'integer' } },
+      },
+    },
+    guardrail_trips: {
+      type: 'array',
+      description: 'Every guardrail that tripped on this run, in order.',
+      items: {
+        type: 'object',
+        required: ['name', 'kind', 'action', 'target', 'detail', 'at'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string' },
+          kind: { type: 'string' },
+          action: { enum: ['block', 'redact', 'warn'] },
+          target: { enum: ['input', 'output'] },
+          detail: { type: 'string' },
+          at: timestamp,
+        },
+      },
     },
     created_at: timestamp,
     started_at: nullableTime,
@@ -102,6 +129,8 @@ export function runJson(run: Run) {
       duration_ms: run.duration_ms,
     },
     pending_question: run.pending_question,
+    prompts: run.prompts,
+    guardrail_trips: run.guardrail_trips,
     created_at: run.created_at.toISOString(),
     started_at: run.started_at?.toISOString() ?? null,
     ended_at: run.ended_at?.toISOString() ?? null,

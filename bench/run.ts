@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentsList } from './agents-list.js';
+import { runs } from './runs.js';
 
 /**
  * `npm run bench`: runs every benchmark (or only those named on the command line, e.g.
@@ -13,7 +14,9 @@ import { agentsList } from './agents-list.js';
  * BENCH_WARMUP_S (default 2, not measured), BENCH_WORKERS (autocannon worker threads, default 1 so the
  * load generator does not share the servers' event loop; 0 runs it on the main thread). The database
  * and Temporal come from the usual DATABASE_URL / TEMPORAL_ADDRESS; unset means a throwaway PGlite and
- * an in-memory Temporal dev server.
+ * an in-memory Temporal dev server. Those settings shape the load-tested (autocannon) benchmarks; a
+ * benchmark that measures otherwise (`runs`: timed samples of its own) reads its own settings and
+ * reports them in `BenchmarkResult.settings`.
  */
 
 export interface BenchSettings {
@@ -41,24 +44,59 @@ export interface SubjectResult {
   bytes_per_s: number;
 }
 
+/**
+ * One measured operation timed sample by sample (not load-tested): the platform's, or the baseline's it
+ * is compared with. Latencies are in milliseconds to two decimals.
+ */
+export interface SampledSubjectResult {
+  name: string;
+  /** What the subject is, in a sentence. */
+  description: string;
+  /** What one sample is timed from and to. */
+  measures: string;
+  /** How many samples were in flight at once (1: one after another). */
+  concurrency: number;
+  /** Successful samples; the latencies are over these. */
+  samples: number;
+  /** Successful samples per second of wall time from the first start to the last end; null when sequential. */
+  completed_per_s: number | null;
+  /** That wall time; null when sequential. */
+  wall_s: number | null;
+  latency_p50_ms: number;
+  latency_p99_ms: number;
+  latency_avg_ms: number;
+  latency_min_ms: number;
+  latency_max_ms: number;
+  /** Samples that failed (an error answer, a run that did not complete, a timeout): left out of the latencies. */
+  errors: number;
+}
+
 export interface BenchmarkResult {
   /** Extra facts about the run (database kind is recorded by the runner). */
   details: Record<string, unknown>;
   database: string;
-  subjects: SubjectResult[];
   /**
-   * platform / baseline for each metric. Below 1 for requests_per_s and above 1 for latencies means the
-   * platform is slower than the baseline.
+   * The settings the benchmark ran with, written to the record in place of the load generator's
+   * (connections, duration_s, warmup_s, load_generator); for benchmarks that are not load-tested.
    */
-  ratios: { requests_per_s: number; latency_p50: number; latency_p99: number };
+  settings?: Record<string, unknown>;
+  subjects: Array<SubjectResult | SampledSubjectResult>;
+  /**
+   * platform / baseline per metric; load-tested benchmarks have requests_per_s, latency_p50 and
+   * latency_p99. Below 1 for a rate and above 1 for a latency means the platform is slower than the
+   * baseline. NaN (null in JSON) when the baseline is 0.
+   */
+  ratios: Record<string, number>;
 }
 
 export interface Benchmark {
   name: string;
+  /** What this run will do, for the log and summary; by default the load generator's settings. */
+  plan?(settings: BenchSettings): string;
   run(settings: BenchSettings): Promise<BenchmarkResult>;
 }
 
-const BENCHMARKS: Benchmark[] = [agentsList];
+const BENCHMARKS: Benchmark[] = [agentsList, runs];
 
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
@@ -79,7 +117,8 @@ async function main(): Promise<void> {
   await fs.mkdir(RESULTS_DIR, { recursive: true });
   for (const benchmark of selected) {
     const startedAt = new Date();
-    console.log(`[bench] ${benchmark.name}: ${settings.connections} connections, ${settings.durationS} s per subject...`);
+    const plan = benchmark.plan?.(settings) ?? `${settings.connections} connections, ${settings.durationS} s per subject`;
+    console.log(`[bench] ${benchmark.name}: ${plan}...`);
     const result = await benchmark.run(settings);
     const finishedAt = new Date();
     const record = {
@@ -88,17 +127,19 @@ async function main(): Promise<void> {
       finished_at: finishedAt.toISOString(),
       machine: machineInfo(),
       database: result.database,
-      connections: settings.connections,
-      duration_s: settings.durationS,
-      warmup_s: settings.warmupS,
-      load_generator: { tool: 'autocannon', worker_threads: settings.workers },
+      ...(result.settings ?? {
+        connections: settings.connections,
+        duration_s: settings.durationS,
+        warmup_s: settings.warmupS,
+        load_generator: { tool: 'autocannon', worker_threads: settings.workers },
+      }),
       ...result.details,
       subjects: result.subjects,
       ratios: result.ratios,
     };
     const file = path.join(RESULTS_DIR, `${benchmark.name}-${basicIsoTimestamp(startedAt)}.json`);
     await fs.writeFile(file, JSON.stringify(record, null, 2) + '\n');
-    printSummary(benchmark.name, settings, result);
+    printSummary(benchmark, settings, result);
     console.log(`[bench] wrote ${path.relative(process.cwd(), file)}`);
   }
 }
@@ -115,28 +156,55 @@ function machineInfo() {
   };
 }
 
-function printSummary(name: string, settings: BenchSettings, result: BenchmarkResult): void {
+function printSummary(benchmark: Benchmark, settings: BenchSettings, result: BenchmarkResult): void {
   const machine = machineInfo();
   console.log('');
   console.log(
-    `${name} | ${result.database} | ${settings.connections} connections x ${settings.durationS} s | ` +
+    `${benchmark.name} | ${result.database} | ${benchmark.plan?.(settings) ?? `${settings.connections} connections x ${settings.durationS} s`} | ` +
       `${machine.cpus} cpus, node ${machine.node}`,
   );
-  const rows: string[][] = [['subject', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors']];
-  for (const s of result.subjects) {
-    rows.push([s.name, s.requests_per_s.toFixed(1), String(s.latency_p50_ms), String(s.latency_p99_ms), String(s.non_2xx), String(s.errors + s.timeouts)]);
-  }
   const r = result.ratios;
-  rows.push(['platform/baseline', ratio(r.requests_per_s), ratio(r.latency_p50), ratio(r.latency_p99), '', '']);
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  for (const row of rows) {
-    console.log(row.map((cell, col) => (col === 0 ? cell.padEnd(widths[col]!) : cell.padStart(widths[col]!))).join('  '));
+  const loadTested = result.subjects.filter((s): s is SubjectResult => 'requests_per_s' in s);
+  if (loadTested.length > 0) {
+    const rows: string[][] = [['subject', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors']];
+    for (const s of loadTested) {
+      rows.push([s.name, s.requests_per_s.toFixed(1), String(s.latency_p50_ms), String(s.latency_p99_ms), String(s.non_2xx), String(s.errors + s.timeouts)]);
+    }
+    rows.push(['platform/baseline', ratio(r.requests_per_s), ratio(r.latency_p50), ratio(r.latency_p99), '', '']);
+    printTable(rows);
+  }
+  const sampled = result.subjects.filter((s): s is SampledSubjectResult => !('requests_per_s' in s));
+  if (sampled.length > 0) {
+    const rows: string[][] = [['subject', 'conc', 'n', 'p50 ms', 'p99 ms', 'avg ms', 'max ms', 'done/s', 'errors']];
+    for (const s of sampled) {
+      rows.push([
+        s.name,
+        String(s.concurrency),
+        String(s.samples),
+        s.latency_p50_ms.toFixed(1),
+        s.latency_p99_ms.toFixed(1),
+        s.latency_avg_ms.toFixed(1),
+        s.latency_max_ms.toFixed(1),
+        s.completed_per_s === null ? '' : s.completed_per_s.toFixed(1),
+        String(s.errors),
+      ]);
+    }
+    printTable(rows);
+    console.log('');
+    printTable([['ratio (platform/baseline)', 'value'], ...Object.entries(r).map(([name, value]) => [name, ratio(value)])]);
   }
   console.log('');
 }
 
-function ratio(value: number): string {
-  return Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a';
+function printTable(rows: string[][]): void {
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
+  for (const row of rows) {
+    console.log(row.map((cell, col) => (col === 0 ? cell.padEnd(widths[col]!) : cell.padStart(widths[col]!))).join('  '));
+  }
+}
+
+function ratio(value: number | undefined): string {
+  return value !== undefined && Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a';
 }
 
 /** 2025-01-31T12:34:56.789Z → 20250131T123456Z: ISO 8601's basic format, safe in file names everywhere. */

@@ -2,11 +2,13 @@ import type { Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import * as foundation from './migrations/0001_foundation.js';
 import * as runs from './migrations/0002_runs.js';
+import * as promptsGuardrails from './migrations/0003_prompts_guardrails.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_runs': runs,
+  '0003_prompts_guardrails': promptsGuardrails,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

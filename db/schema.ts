@@ -109,9 +109,63 @@ export interface RunsTable {
   cost_usd: string | null;
   duration_ms: number | null;
   last_event_seq: ColumnType<number, never, number>;
+  /** The prompt version each node used. */
+  prompts: ColumnType<RunPromptUse[], never, string>;
+  guardrail_trips: ColumnType<GuardrailTripRecord[], never, string>;
   created_at: CreatedAt;
   started_at: Date | null;
   ended_at: Date | null;
+}
+
+export interface RunPromptUse {
+  node_id: string;
+  prompt_id: string;
+  name: string;
+  version: number;
+}
+
+export interface GuardrailTripRecord {
+  name: string;
+  kind: string;
+  action: string;
+  target: 'input' | 'output';
+  detail: string;
+  at: string;
+}
+
+export interface PromptsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  /** The current version's number. */
+  version: number;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface PromptVersionsTable {
+  id: string;
+  tenant_id: string;
+  prompt_id: string;
+  version: number;
+  template: string;
+  description: string | null;
+  model: string | null;
+  created_at: CreatedAt;
+}
+
+export interface GuardrailsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  kind: string;
+  target: 'input' | 'output' | 'both';
+  action: 'block' | 'redact' | 'warn';
+  enabled: boolean;
+  description: string | null;
+  config: ColumnType<Record<string, unknown>, string, string>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
 }
 
 export interface RunEventsTable {
@@ -171,6 +225,9 @@ export interface Database {
   run_steps: RunStepsTable;
   run_histories: RunHistoriesTable;
   rate_limit_hits: RateLimitHitsTable;
+  prompts: PromptsTable;
+  prompt_versions: PromptVersionsTable;
+  guardrails: GuardrailsTable;
   // Kysely's migration bookkeeping is left out on purpose: only the Migrator touches it.
 }
 
@@ -184,4 +241,7 @@ export type Thread = Selectable<ThreadsTable>;
 export type Run = Selectable<RunsTable>;
 export type RunEvent = Selectable<RunEventsTable>;
 export type RunStep = Selectable<RunStepsTable>;
+export type Prompt = Selectable<PromptsTable>;
+export type PromptVersion = Selectable<PromptVersionsTable>;
+export type GuardrailRow = Selectable<GuardrailsTable>;
 export type { Generated };

@@ -1,0 +1,349 @@
+import { sql } from 'kysely';
+import { TemplateError, templateVariables } from '../../activities/prompt-template.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { newId } from '../../db/ids.js';
+import type { Prompt, PromptVersion } from '../../db/schema.js';
+import type { TenantTx } from '../../db/tenant.js';
+import { ApiError, invalidRequest, notFound } from '../errors.js';
+import { defineOperation, type JsonSchema } from '../operation.js';
+import { deletionResult, listOf, page, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+
+const TAG = 'Prompts';
+
+const promptName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$' };
+const template: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 100_000,
+  description: 'The template: `{{name}}` is replaced by the variable `name`; `\\{{` is a literal `{{`.',
+};
+const nameParams: JsonSchema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 } } };
+
+const promptSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'version', 'template', 'description', 'model', 'variables', 'created_at', 'updated_at'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    version: { type: 'integer', description: 'The current version; bumped by edits of template, description or model.' },
+    template: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    model: { type: ['string', 'null'], description: 'The default model of graph nodes that use this prompt.' },
+    variables: { type: 'array', items: { type: 'string' }, description: 'The variables the template uses.' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
+const versionSchema: JsonSchema = {
+  type: 'object',
+  required: ['prompt_id', 'version', 'version_id', 'template', 'description', 'model', 'created_at'],
+  additionalProperties: false,
+  properties: {
+    prompt_id: { type: 'string' },
+    version: { type: 'integer' },
+    version_id: { type: 'string' },
+    template: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    model: { type: ['string', 'null'] },
+    created_at: timestamp,
+  },
+};
+
+type Content = Pick<PromptVersion, 'template' | 'description' | 'model'>;
+
+function promptJson(prompt: Prompt, current: PromptVersion) {
+  return {
+    id: prompt.id,
+    name: prompt.name,
+    version: prompt.version,
+    template: current.template,
+    description: current.description,
+    model: current.model,
+    variables: templateVariables(current.template),
+    created_at: prompt.created_at.toISOString(),
+    updated_at: prompt.updated_at.toISOString(),
+  };
+}
+
+function versionJson(version: PromptVersion) {
+  return {
+    prompt_id: version.prompt_id,
+    version: version.version,
+    version_id: version.id,
+    template: version.template,
+    description: version.description,
+    model: version.model,
+    created_at: version.created_at.toISOString(),
+  };
+}
+
+/** A prompt by id, or by name when no id matches, with its current version. */
+export async function findPrompt(tx: TenantTx, tenantId: string, ref: string): Promise<{ prompt: Prompt; current: PromptVersion }> {
+  const prompt = await tx
+    .selectFrom('prompts')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([eb('id', '=', ref), eb('name', '=', ref)]))
+    .orderBy(sql`id = ${ref}`, 'desc')
+    .forUpdate()
+    .executeTakeFirst();
+  if (!prompt) throw notFound('prompt', ref);
+  const current = await tx
+    .selectFrom('prompt_versions')
+    .selectAll()
+    .where('prompt_id', '=', prompt.id)
+    .where('version', '=', prompt.version)
+    .executeTakeFirstOrThrow();
+  return { prompt, current };
+}
+
+/** Stores `content` as the prompt's next version, when it differs from the current one. */
+async function addVersionIfChanged(tx: TenantTx, prompt: Prompt, current: PromptVersion, content: Content): Promise<{ prompt: Prompt; current: PromptVersion }> {
+  if (content.template === current.template && content.description === current.description && content.model === current.model) {
+    return { prompt, current };
+  }
+  const next = await tx
+    .insertInto('prompt_versions')
+    .values({ id: newId('prv'), tenant_id: prompt.tenant_id, prompt_id: prompt.id, version: prompt.version + 1, ...content })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const updated = await tx
+    .updateTable('prompts')
+    .set({ version: next.version, updated_at: new Date() })
+    .where('id', '=', prompt.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { prompt: updated, current: next };
+}
+
+function checkTemplate(text: string | undefined): void {
+  if (text === undefined) return;
+  try {
+    templateVariables(text);
+  } catch (err) {
+    if (err instanceof TemplateError) throw invalidRequest(err.message, [{ field: 'body.template', message: err.message }]);
+    throw err;
+  }
+}
+
+export const listPrompts = defineOperation<Record<string, never>, PageQuery>({
+  operationId: 'listPrompts',
+  method: 'get',
+  path: '/v1/prompts',
+  tag: TAG,
+  summary: 'Prompts with their current version, oldest first',
+  access: 'key',
+  query: pageQuery,
+  responses: { 200: { description: 'A page of prompts', schema: listOf('prompts', promptSchema) } },
+  handler: async ({ query, caller, tenant }) => {
+    const rows = await tenant((tx) => {
+      let q = tx
+        .selectFrom('prompts')
+        .innerJoin('prompt_versions', (join) =>
+          join.onRef('prompt_versions.prompt_id', '=', 'prompts.id').onRef('prompt_versions.version', '=', 'prompts.version'),
+        )
+        .selectAll('prompts')
+        .select(['prompt_versions.id as version_id', 'prompt_versions.template', 'prompt_versions.description', 'prompt_versions.model', 'prompt_versions.created_at as version_created_at'])
+        .where('prompts.tenant_id', '=', caller.tenantId)
+        .orderBy('prompts.id')
+        .limit(query.limit + 1);
+      if (query.cursor) q = q.where('prompts.id', '>', query.cursor);
+      return q.execute();
+    });
+    const { items, nextCursor } = page(rows, query.limit);
+    const prompts = items.map((row) =>
+      promptJson(row, { id: row.version_id, tenant_id: row.tenant_id, prompt_id: row.id, version: row.version, template: row.template, description: row.description, model: row.model, created_at: row.version_created_at }),
+    );
+    return { status: 200, body: { prompts, next_cursor: nextCursor } };
+  },
+});
+
+export const upsertPrompt = defineOperation<Record<string, never>, unknown, { name: string; template: string; description?: string; model?: string }>({
+  operationId: 'upsertPrompt',
+  method: 'post',
+  path: '/v1/prompts',
+  tag: TAG,
+  summary: 'Create a prompt, or update the one with this name',
+  description:
+    'The body is the whole definition: an omitted `description` or `model` is null. When the name exists and the template, ' +
+    'description or model differ from the current version, they become a new version (200); identical content changes nothing.',
+  access: 'key',
+  body: {
+    type: 'object',
+    required: ['name', 'template'],
+    additionalProperties: false,
+    properties: { name: promptName, template, description: { type: 'string', maxLength: 10_000 }, model: { type: 'string', minLength: 1, maxLength: 200 } },
+  },
+  responses: {
+    201: { description: 'Created, as version 1', schema: upsertResult() },
+    200: { description: 'A prompt with this name existed; it is updated when the content differs', schema: upsertResult() },
+  },
+  handler: async ({ body, caller, tenant }) => {
+    checkTemplate(body.template);
+    const content: Content = { template: body.template, description: body.description ?? null, model: body.model ?? null };
+    const { prompt, current, created } = await tenant(async (tx) => {
+      const inserted = await tx
+        .insertInto('prompts')
+        .values({ id: newId('prm'), tenant_id: caller.tenantId, name: body.name, version: 1 })
+        .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (!inserted) {
+        const found = await findPrompt(tx, caller.tenantId, body.name);
+        return { ...(await addVersionIfChanged(tx, found.prompt, found.current, content)), created: false };
+      }
+      const current = await tx
+        .insertInto('prompt_versions')
+        .values({ id: newId('prv'), tenant_id: caller.tenantId, prompt_id: inserted.id, version: 1, ...content })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { prompt: inserted, current, created: true };
+    });
+    return { status: created ? 201 : 200, body: { prompt: promptJson(prompt, current), created } };
+  },
+});
+
+function upsertResult(): JsonSchema {
+  return { type: 'object', required: ['prompt', 'created'], additionalProperties: false, properties: { prompt: promptSchema, created: { type: 'boolean' } } };
+}
+
+export const getPrompt = defineOperation<{ name: string }>({
+  operationId: 'getPrompt',
+  method: 'get',
+  path: '/v1/prompts/{name}',
+  tag: TAG,
+  summary: 'A prompt (by name or id) with its current version',
+  access: 'key',
+  params: nameParams,
+  errors: ['not_found'],
+  responses: {
+    200: { description: 'The prompt', schema: { type: 'object', required: ['prompt'], additionalProperties: false, properties: { prompt: promptSchema } } },
+  },
+  handler: async ({ params, caller, tenant }) => {
+    const { prompt, current } = await tenant((tx) => findPrompt(tx, caller.tenantId, params.name));
+    return { status: 200, body: { prompt: promptJson(prompt, current) } };
+  },
+});
+
+export const listPromptVersions = defineOperation<{ name: string }>({
+  operationId: 'listPromptVersions',
+  method: 'get',
+  path: '/v1/prompts/{name}/versions',
+  tag: TAG,
+  summary: 'Every version of a prompt, newest first',
+  access: 'key',
+  params: nameParams,
+  errors: ['not_found'],
+  responses: {
+    200: {
+      description: 'The versions',
+      schema: {
+        type: 'object',
+        required: ['prompt_id', 'name', 'versions'],
+        additionalProperties: false,
+        properties: { prompt_id: { type: 'string' }, name: { type: 'string' }, versions: { type: 'array', items: versionSchema } },
+      },
+    },
+  },
+  handler: async ({ params, caller, tenant }) => {
+    const { prompt, versions } = await tenant(async (tx) => {
+      const { prompt } = await findPrompt(tx, caller.tenantId, params.name);
+      const versions = await tx.selectFrom('prompt_versions').selectAll().where('prompt_id', '=', prompt.id).orderBy('version', 'desc').execute();
+      return { prompt, versions };
+    });
+    return { status: 200, body: { prompt_id: prompt.id, name: prompt.name, versions: versions.map(versionJson) } };
+  },
+});
+
+export const getPromptVersion = defineOperation<{ name: string; version: number }>({
+  operationId: 'getPromptVersion',
+  method: 'get',
+  path: '/v1/prompts/{name}/versions/{version}',
+  tag: TAG,
+  summary: 'One version of a prompt',
+  access: 'key',
+  params: { type: 'object', required: ['name', 'version'], properties: { name: { type: 'string', minLength: 1 }, version: { type: 'integer', minimum: 1 } } },
+  errors: ['not_found'],
+  responses: {
+    200: { description: 'The version', schema: { type: 'object', required: ['version'], additionalProperties: false, properties: { version: versionSchema } } },
+  },
+  handler: async ({ params, caller, tenant }) => {
+    const version = await tenant(async (tx) => {
+      const { prompt } = await findPrompt(tx, caller.tenantId, params.name);
+      return tx.selectFrom('prompt_versions').selectAll().where('prompt_id', '=', prompt.id).where('version', '=', params.version).executeTakeFirst();
+    });
+    if (!version) throw notFound('prompt version', `${params.name}@${params.version}`);
+    return { status: 200, body: { version: versionJson(version) } };
+  },
+});
+
+export const updatePrompt = defineOperation<{ name: string }, unknown, { name?: string; template?: string; description?: string | null; model?: string | null }>({
+  operationId: 'updatePrompt',
+  method: 'patch',
+  path: '/v1/prompts/{name}',
+  tag: TAG,
+  summary: 'Rename or edit a prompt (management keys only)',
+  description: 'Editing template, description or model makes a new version; a rename alone does not.',
+  access: 'management',
+  params: nameParams,
+  body: {
+    type: 'object',
+    minProperties: 1,
+    additionalProperties: false,
+    properties: {
+      name: promptName,
+      template,
+      description: { type: ['string', 'null'], maxLength: 10_000 },
+      model: { type: ['string', 'null'], minLength: 1, maxLength: 200 },
+    },
+  },
+  errors: ['not_found', 'conflict'],
+  responses: {
+    200: { description: 'The prompt', schema: { type: 'object', required: ['prompt'], additionalProperties: false, properties: { prompt: promptSchema } } },
+  },
+  handler: async ({ params, body, caller, tenant }) => {
+    checkTemplate(body.template);
+    try {
+      const { prompt, current } = await tenant(async (tx) => {
+        const found = await findPrompt(tx, caller.tenantId, params.name);
+        let { prompt } = found;
+        if (body.name !== undefined && body.name !== prompt.name) {
+          prompt = await tx.updateTable('prompts').set({ name: body.name, updated_at: new Date() }).where('id', '=', prompt.id).returningAll().executeTakeFirstOrThrow();
+        }
+        return addVersionIfChanged(tx, prompt, found.current, {
+          template: body.template ?? found.current.template,
+          description: body.description === undefined ? found.current.description : body.description,
+          model: body.model === undefined ? found.current.model : body.model,
+        });
+      });
+      return { status: 200, body: { prompt: promptJson(prompt, current) } };
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ApiError('conflict', `a prompt named '${body.name}' already exists`);
+      throw err;
+    }
+  },
+});
+
+export const deletePrompt = defineOperation<{ name: string }>({
+  operationId: 'deletePrompt',
+  method: 'delete',
+  path: '/v1/prompts/{name}',
+  tag: TAG,
+  summary: 'Delete a prompt and all its versions',
+  access: 'key',
+  params: nameParams,
+  errors: ['not_found'],
+  responses: { 200: { description: 'Deleted', schema: deletionResult } },
+  handler: async ({ params, caller, tenant }) => {
+    const id = await tenant(async (tx) => {
+      const { prompt } = await findPrompt(tx, caller.tenantId, params.name);
+      await tx.deleteFrom('prompts').where('id', '=', prompt.id).execute();
+      return prompt.id;
+    });
+    return { status: 200, body: { deleted: true, id } };
+  },
+});
+
+export default [listPrompts, upsertPrompt, getPrompt, updatePrompt, deletePrompt, listPromptVersions, getPromptVersion];

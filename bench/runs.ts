@@ -1,0 +1,570 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { serviceConfigFromEnv } from '../api/config.js';
+import { databaseConfigFromEnv, type DatabaseConfig } from '../db/config.js';
+import { TERMINAL_EVENTS } from '../db/run-events.js';
+import { createTenant } from '../db/tenants.js';
+import { RUNS_TASK_QUEUE } from '../workflows/agent-run-api.js';
+import { startPlatform, type Platform } from '../workers/platform.js';
+import { freePort } from '../test/support/ports.js';
+import type { SseFrame } from '../test/support/sse.js';
+import type { Benchmark, BenchmarkResult, SampledSubjectResult } from './run.js';
+
+/**
+ * Agent runs end to end on the real platform, beside bare Temporal client calls measured in the same run.
+ *
+ * The platform (API, workers in this process, Temporal dev server unless TEMPORAL_ADDRESS is set) runs
+ * on DATABASE_URL's Postgres, or a throwaway PGlite when it is unset. Agents use the `scripted` model
+ * with no delays, so what is measured is the platform: HTTP, auth, the rate-limit and run inserts, the
+ * workflow start, workflow and activity tasks, event-log writes and the SSE fan-out.
+ *
+ * - SEQUENTIAL (BENCH_RUNS, default 100): POST /v1/agents/{id}/runs of a one-node graph that calls the
+ *   calculator tool and then answers with text; each run gives the latency to its first SSE event
+ *   (`run.created`) and to `run.completed`, timed from just before the request.
+ * - CONCURRENT (BENCH_RUN_TOTAL, default 256, BENCH_RUN_CONCURRENCY in flight, default 32): the same
+ *   runs, each read to `run.completed`; runs completed per second of wall time.
+ * - ANSWER (BENCH_ANSWERS, default 30): a graph whose first turn calls `ask_human`; its stream ends at
+ *   `run.paused`. A GET /v1/runs/{id}/events stream is opened with `Last-Event-ID: <paused seq>`, and
+ *   ANSWER_SETTLE_MS later POST /v1/runs/{id}/answer is sent; timed until the first event on that
+ *   stream (`run.resumed`). The pause lets the server take the stream's request (auth, run lookup,
+ *   subscription) before the answer: an SSE response sends its headers with its first event, so the
+ *   client cannot see that moment. The answer's own response time is reported too.
+ * - BASELINES, Temporal client calls on the same server and `runs` task queue, from the platform's own
+ *   client: `workflow.start('ping')` until it returns (bare start; the result is awaited outside the
+ *   timing so workflows do not pile up), and `workflow.execute('ping')`, start to result (one workflow
+ *   task, one activity that queries the database, one more workflow task), sequentially and at the
+ *   runs' concurrency.
+ *
+ * Sequential samples are taken in rounds of one bare start, one ping execute and one run, so drift in
+ * the machine's load (other processes) hits platform and baselines alike. BENCH_RUN_WARMUP runs and
+ * pings (default 5) and one answered run go first, unmeasured, after a checked run that must take the
+ * expected path.
+ *
+ * The run endpoint allows 60 requests per 60 s per API key, so every phase gets fresh standard keys
+ * (POST /v1/api-keys), each used for at most KEY_USES runs, requests spread round-robin over them.
+ */
+
+/** Runs per API key, under the endpoint's 60 per 60 s. */
+const KEY_USES = 50;
+/** Between opening the events stream and sending the answer (see ANSWER above). */
+const ANSWER_SETTLE_MS = 100;
+/** A run, stream or workflow that takes longer than this counts as an error. */
+const SAMPLE_TIMEOUT_MS = 120_000;
+const RUN_INPUT = 'What is 6 * 7?';
+const RUN_OUTPUT = 'The answer is 42.';
+/** Errors printed per subject; the rest are only counted. */
+const ERRORS_SHOWN = 3;
+
+interface RunsSettings {
+  runs: number;
+  concurrency: number;
+  total: number;
+  answers: number;
+  warmup: number;
+}
+
+function runsSettings(): RunsSettings {
+  return {
+    runs: wholeNumberFromEnv('BENCH_RUNS', 100, 1),
+    concurrency: wholeNumberFromEnv('BENCH_RUN_CONCURRENCY', 32, 1),
+    total: wholeNumberFromEnv('BENCH_RUN_TOTAL', 256, 1),
+    answers: wholeNumberFromEnv('BENCH_ANSWERS', 30, 1),
+    warmup: wholeNumberFromEnv('BENCH_RUN_WARMUP', 5, 0),
+  };
+}
+
+export const runs: Benchmark = {
+  name: 'runs',
+  plan: () => {
+    const s = runsSettings();
+    return `${s.runs} sequential runs, ${s.total} at concurrency ${s.concurrency}, ${s.answers} answers`;
+  },
+  run: runRuns,
+};
+
+async function runRuns(): Promise<BenchmarkResult> {
+  const settings = runsSettings();
+  const cleanup: Array<() => Promise<void>> = [];
+  try {
+    const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-platform-bench-'));
+    cleanup.push(() => fs.rm(tmp, { recursive: true, force: true }));
+
+    const service = { ...serviceConfigFromEnv(), port: 0 };
+    const database: DatabaseConfig = process.env.DATABASE_URL
+      ? databaseConfigFromEnv()
+      : { kind: 'pglite', dataDir: path.join(tmp, 'pglite') };
+    const temporalDev = service.temporalAddress
+      ? undefined
+      : { port: await freePort(), ui_port: await freePort(), db_file: null };
+    console.log(`[bench] starting the platform (${database.kind}, Temporal ${temporalDev ? 'dev server' : service.temporalAddress})...`);
+    const platform = await startPlatform({ service, database, dataDir: tmp, temporalDev });
+    cleanup.push(() => platform.stop());
+
+    const workspace = await benchWorkspace(platform);
+    if (workspace.cleanup) cleanup.push(workspace.cleanup);
+    const api = new Api(platform.apiUrl, workspace.apiKey);
+    const calculator = await api.createTool({ name: 'calculator', kind: 'builtin', builtin: 'calculator' });
+    const askHuman = await api.createTool({ name: 'ask_human', kind: 'builtin', builtin: 'ask_human' });
+    const mathAgent = await api.publishAgent('bench-calculator', [
+      { tool_calls: [{ tool: 'calculator', arguments: { expression: '6 * 7' } }] },
+      { text: RUN_OUTPUT },
+    ], [calculator]);
+    const askingAgent = await api.publishAgent('bench-ask-human', [
+      { tool_calls: [{ tool: 'ask_human', arguments: { question: 'Go on?' } }] },
+      { text: 'Thanks, done.' },
+    ], [askHuman]);
+
+    // ---- warm-up ----
+    const warmupKeys = await api.keysFor(settings.warmup + 2);
+    const checked = await checkRun(api, mathAgent, warmupKeys.next());
+    console.log(`[bench] warming up: ${settings.warmup} runs and pings, one answer...`);
+    for (let i = 0; i < settings.warmup; i++) {
+      await timedRun(api, mathAgent, warmupKeys.next());
+      await pingExecute(platform);
+      await pingStart(platform);
+    }
+    if (settings.warmup > 0) await answerRound(api, askingAgent, warmupKeys.next());
+
+    // ---- sequential: rounds of bare start, ping execute, run ----
+    console.log(`[bench] sequential: ${settings.runs} rounds of bare start, ping execute and run...`);
+    const sequentialKeys = await api.keysFor(settings.runs);
+    const bareStart = new Samples();
+    const pingExec = new Samples();
+    const firstEvent = new Samples();
+    const completed = new Samples();
+    let lastTimeline: Array<{ event: string; client_ms: number; server_ms: number }> = [];
+    for (let i = 0; i < settings.runs; i++) {
+      await bareStart.take(() => pingStart(platform));
+      await pingExec.take(() => pingExecute(platform));
+      const run = await timedRun(api, mathAgent, sequentialKeys.next()).catch((err: unknown) => err as Error);
+      if (run instanceof Error) {
+        firstEvent.fail(run);
+        completed.fail(run);
+      } else {
+        firstEvent.add(run.firstEventMs);
+        completed.add(run.completedMs);
+        lastTimeline = timeline(run);
+      }
+    }
+
+    // ---- concurrent ----
+    console.log(`[bench] concurrent: ${settings.total} ping executes, then ${settings.total} runs, ${settings.concurrency} at a time...`);
+    const pingConcurrent = await concurrently(settings.total, settings.concurrency, () => pingExecute(platform));
+    const concurrentKeys = await api.keysFor(settings.total);
+    const runsConcurrent = await concurrently(settings.total, settings.concurrency, async () => {
+      return (await timedRun(api, mathAgent, concurrentKeys.next())).completedMs;
+    });
+
+    // ---- answer → next event ----
+    console.log(`[bench] answers: ${settings.answers} paused runs answered...`);
+    const answerKeys = await api.keysFor(settings.answers);
+    const nextEvent = new Samples();
+    const answerResponse = new Samples();
+    for (let i = 0; i < settings.answers; i++) {
+      const round = await answerRound(api, askingAgent, answerKeys.next()).catch((err: unknown) => err as Error);
+      if (round instanceof Error) {
+        nextEvent.fail(round);
+        answerResponse.fail(round);
+      } else {
+        nextEvent.add(round.nextEventMs);
+        answerResponse.add(round.answerResponseMs);
+      }
+    }
+
+    const fe = firstEvent.result({
+      name: 'run-first-event',
+      description: 'POST /v1/agents/{id}/runs (scripted: calculator call, then text): rate limit, run insert, workflow start, SSE',
+      measures: 'request sent → first SSE event (run.created) parsed',
+    });
+    const done = completed.result({
+      name: 'run-completed',
+      description: 'the same runs read to the end: two model turns, one tool call, event log writes and SSE fan-out',
+      measures: 'request sent → run.completed parsed',
+    });
+    const conc = runsConcurrent.result({
+      name: 'run-completed-concurrent',
+      description: `the same runs, ${settings.concurrency} in flight, each stream read to run.completed`,
+      measures: 'request sent → run.completed parsed; completed_per_s over the wall time',
+    });
+    const next = nextEvent.result({
+      name: 'answer-next-event',
+      description: 'POST /v1/runs/{id}/answer to a run paused on ask_human, with GET /v1/runs/{id}/events open after the pause',
+      measures: 'answer sent → first event (run.resumed) parsed on the open events stream',
+    });
+    const answered = answerResponse.result({
+      name: 'answer-response',
+      description: 'the same answers: a Temporal Update that returns once the run is running again',
+      measures: 'answer sent → its 200 response read',
+    });
+    const start = bareStart.result({
+      name: 'temporal-start',
+      description: `baseline: the platform's Temporal client, workflow.start('ping') on the '${RUNS_TASK_QUEUE}' task queue`,
+      measures: 'start called → handle returned (the server has recorded the workflow)',
+    });
+    const exec = pingExec.result({
+      name: 'temporal-execute',
+      description: "baseline: workflow.execute('ping'): a workflow task, one activity (a database query), a workflow task",
+      measures: 'execute called → result returned',
+    });
+    const execConc = pingConcurrent.result({
+      name: 'temporal-execute-concurrent',
+      description: `baseline: workflow.execute('ping'), ${settings.concurrency} in flight`,
+      measures: 'execute called → result returned; completed_per_s over the wall time',
+    });
+    return {
+      database: platform.databaseKind,
+      settings: {
+        sequential_runs: settings.runs,
+        concurrency: settings.concurrency,
+        concurrent_runs: settings.total,
+        answers: settings.answers,
+        warmup_runs: settings.warmup,
+        answer_settle_ms: ANSWER_SETTLE_MS,
+        sample_timeout_ms: SAMPLE_TIMEOUT_MS,
+        runs_per_api_key: KEY_USES,
+        load_generator: { tool: 'fetch (undici) with an SSE reader, in the platform process', worker_threads: 0 },
+      },
+      details: {
+        temporal: temporalDev ? 'dev server (in memory)' : 'external',
+        workers: 'in-process',
+        model: 'scripted, no delays',
+        run_graph: 'one node: a calculator tool call (6 * 7), then a text turn',
+        events_per_run: checked.events,
+        event_types: checked.types,
+        last_sequential_run_timeline: lastTimeline,
+        api_keys_used: api.keysCreated,
+        sequential_order: 'rounds of temporal-start, temporal-execute, run (first event and completed from the same run)',
+      },
+      subjects: [fe, done, conc, next, answered, start, exec, execConc],
+      ratios: {
+        run_first_event_p50_over_temporal_start_p50: ratio(fe.latency_p50_ms, start.latency_p50_ms),
+        run_first_event_p99_over_temporal_start_p99: ratio(fe.latency_p99_ms, start.latency_p99_ms),
+        run_completed_p50_over_temporal_execute_p50: ratio(done.latency_p50_ms, exec.latency_p50_ms),
+        run_completed_p99_over_temporal_execute_p99: ratio(done.latency_p99_ms, exec.latency_p99_ms),
+        runs_per_s_over_temporal_executes_per_s: ratio(conc.completed_per_s ?? NaN, execConc.completed_per_s ?? NaN),
+        run_concurrent_p50_over_temporal_execute_concurrent_p50: ratio(conc.latency_p50_ms, execConc.latency_p50_ms),
+        answer_next_event_p50_over_temporal_execute_p50: ratio(next.latency_p50_ms, exec.latency_p50_ms),
+        answer_next_event_p99_over_temporal_execute_p99: ratio(next.latency_p99_ms, exec.latency_p99_ms),
+      },
+    };
+  } finally {
+    for (const undo of cleanup.reverse()) await undo().catch((err) => console.error('[bench] cleanup:', err));
+  }
+}
+
+// ---- the measured operations ----
+
+/** One run read to its end: latencies from just before the request to its first event and to run.completed. */
+async function timedRun(api: Api, agentId: string, key: string): Promise<{ t0: number; firstEventMs: number; completedMs: number; frames: TimedFrame[] }> {
+  const t0 = performance.now();
+  const response = await api.stream('POST', `/v1/agents/${agentId}/runs`, key, { body: { input: RUN_INPUT } });
+  const last = response.frames.at(-1);
+  if (response.status !== 200 || last?.event !== 'run.completed') throw new Error(`run did not complete: ${describe(response)}`);
+  return { t0, firstEventMs: response.frames[0]!.at - t0, completedMs: last.at - t0, frames: response.frames };
+}
+
+/**
+ * Where a run's time went, event by event (runs of deltas collapsed to their last): client_ms since the
+ * request was sent (when the client parsed the frame), server_ms since run.created's created_at.
+ */
+function timeline(run: { t0: number; frames: TimedFrame[] }): Array<{ event: string; client_ms: number; server_ms: number }> {
+  const origin = Date.parse(run.frames[0]!.data.created_at);
+  return run.frames
+    .filter((f, i, all) => f.event !== 'message.delta' || all[i + 1]?.event !== 'message.delta')
+    .map((f) => ({ event: f.event, client_ms: round2(f.at - run.t0), server_ms: Date.parse(f.data.created_at) - origin }));
+}
+
+/** A run that must take the expected path, so the benchmark measures what it says it does. */
+async function checkRun(api: Api, agentId: string, key: string): Promise<{ events: number; types: string[] }> {
+  const { frames } = await timedRun(api, agentId, key);
+  const types = frames.map((f) => f.event).filter((t, i, all) => t !== 'message.delta' || all[i - 1] !== 'message.delta');
+  const tool = frames.find((f) => f.event === 'tool_call.completed');
+  const output = frames.at(-1)!.data.output;
+  if (frames[0]!.event !== 'run.created' || JSON.stringify(tool?.data.result) !== JSON.stringify({ result: 42 }) || output !== RUN_OUTPUT) {
+    throw new Error(`sanity check: unexpected run: ${types.join(', ')}; tool result ${JSON.stringify(tool?.data.result)}, output ${JSON.stringify(output)}`);
+  }
+  return { events: frames.length, types };
+}
+
+/** A run paused on ask_human, then answered with its events stream already open. */
+async function answerRound(api: Api, agentId: string, key: string): Promise<{ nextEventMs: number; answerResponseMs: number }> {
+  const started = await api.stream('POST', `/v1/agents/${agentId}/runs`, key, { body: { input: 'ask me' } });
+  const paused = started.frames.at(-1);
+  if (started.status !== 200 || paused?.event !== 'run.paused') throw new Error(`run did not pause: ${describe(started)}`);
+  const runId = String(started.frames[0]!.data.run_id);
+
+  const rest = api.stream('GET', `/v1/runs/${runId}/events`, key, { headers: { 'last-event-id': String(paused.id) } });
+  rest.catch(() => {}); // awaited below; this only keeps an early failure from being reported as unhandled
+  await sleep(ANSWER_SETTLE_MS);
+  const t0 = performance.now();
+  const answer = await fetch(`${api.url}/v1/runs/${runId}/answer`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ answer: 'x' }),
+    signal: AbortSignal.timeout(SAMPLE_TIMEOUT_MS),
+  });
+  const answerText = await answer.text();
+  const answeredAt = performance.now();
+  if (answer.status !== 200) throw new Error(`answer answered ${answer.status}: ${answerText}`);
+
+  const after = await rest;
+  const first = after.frames[0];
+  if (first?.event !== 'run.resumed' || after.frames.at(-1)?.event !== 'run.completed') {
+    throw new Error(`after the answer: ${describe(after)}`);
+  }
+  return { nextEventMs: first.at - t0, answerResponseMs: answeredAt - t0 };
+}
+
+/** workflow.start('ping') until it returns; the result is awaited untimed, so pings do not pile up. */
+async function pingStart(platform: Platform): Promise<number> {
+  const t0 = performance.now();
+  const handle = await platform.temporal.workflow.start('ping', { taskQueue: RUNS_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] });
+  const ms = performance.now() - t0;
+  await withTimeout(handle.result(), 'ping result');
+  return ms;
+}
+
+async function pingExecute(platform: Platform): Promise<number> {
+  const t0 = performance.now();
+  await withTimeout(
+    platform.temporal.workflow.execute('ping', { taskQueue: RUNS_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] }),
+    'ping execute',
+  );
+  return performance.now() - t0;
+}
+
+/** `total` calls of `sample`, `concurrency` in flight at a time; wall time from the first start to the last end. */
+async function concurrently(total: number, concurrency: number, sample: () => Promise<number>): Promise<Samples> {
+  const samples = new Samples(concurrency);
+  let started = 0;
+  const t0 = performance.now();
+  const lane = async () => {
+    while (started < total) {
+      started++;
+      await samples.take(sample);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, lane));
+  samples.wallMs = performance.now() - t0;
+  return samples;
+}
+
+// ---- samples and their statistics ----
+
+class Samples {
+  private readonly latencies: number[] = [];
+  private errors = 0;
+  /** Set for concurrent subjects; sequential ones report no rate. */
+  wallMs: number | undefined;
+
+  constructor(private readonly concurrency = 1) {}
+
+  add(ms: number): void {
+    this.latencies.push(ms);
+  }
+
+  fail(err: Error): void {
+    this.errors++;
+    if (this.errors <= ERRORS_SHOWN) console.error(`[bench] sample failed: ${err.message}`);
+  }
+
+  async take(sample: () => Promise<number>): Promise<void> {
+    try {
+      this.add(await sample());
+    } catch (err) {
+      this.fail(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  result(subject: { name: string; description: string; measures: string }): SampledSubjectResult {
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    if (sorted.length === 0) throw new Error(`${subject.name}: every sample failed (${this.errors})`);
+    const sum = sorted.reduce((a, b) => a + b, 0);
+    return {
+      name: subject.name,
+      description: subject.description,
+      measures: subject.measures,
+      concurrency: this.concurrency,
+      samples: sorted.length,
+      completed_per_s: this.wallMs === undefined ? null : round2(sorted.length / (this.wallMs / 1000)),
+      wall_s: this.wallMs === undefined ? null : round2(this.wallMs / 1000),
+      latency_p50_ms: round2(percentile(sorted, 50)),
+      latency_p99_ms: round2(percentile(sorted, 99)),
+      latency_avg_ms: round2(sum / sorted.length),
+      latency_min_ms: round2(sorted[0]!),
+      latency_max_ms: round2(sorted.at(-1)!),
+      errors: this.errors,
+    };
+  }
+}
+
+/** Nearest-rank percentile of ascending values. */
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+/** a / b to three decimals; NaN when b is 0 or unknown (JSON writes it as null). */
+function ratio(a: number, b: number): number {
+  return b === 0 || !Number.isFinite(b) ? NaN : Math.round((a / b) * 1000) / 1000;
+}
+
+async function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${SAMPLE_TIMEOUT_MS} ms`)), SAMPLE_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---- the API over HTTP ----
+
+interface TimedFrame extends SseFrame {
+  /** performance.now() when the frame was parsed. */
+  at: number;
+}
+
+interface TimedStream {
+  status: number;
+  frames: TimedFrame[];
+  /** The body when the answer was not an event stream. */
+  body?: string;
+}
+
+/** Keys to spread run requests over: round-robin, none used more than KEY_USES times. */
+interface KeyRing {
+  next(): string;
+}
+
+class Api {
+  keysCreated = 0;
+
+  constructor(
+    readonly url: string,
+    /** The workspace's management key: setup and new keys (never runs, so its own limit is untouched). */
+    private readonly managementKey: string,
+  ) {}
+
+  async createTool(tool: Record<string, unknown>): Promise<string> {
+    const body = await this.json('POST', '/v1/tools', tool, [200, 201]);
+    return body.tool.id;
+  }
+
+  /** An agent whose published version is a one-node graph running `script` on the scripted model. */
+  async publishAgent(name: string, script: unknown[], toolRefs: string[]): Promise<string> {
+    const agent = await this.json('POST', '/v1/agents', { name }, [201]);
+    const graph = { nodes: [{ id: 'main', model: 'scripted', toolRefs, script }] };
+    await this.json('POST', `/v1/agents/${agent.agent.id}/versions`, { graph }, [201]);
+    return agent.agent.id;
+  }
+
+  /** Fresh standard keys enough for `uses` run requests. */
+  async keysFor(uses: number): Promise<KeyRing> {
+    const keys: string[] = [];
+    for (let i = 0; i < Math.ceil(uses / KEY_USES); i++) {
+      const body = await this.json('POST', '/v1/api-keys', { kind: 'standard', name: `bench-${i}` }, [201]);
+      keys.push(body.key);
+      this.keysCreated++;
+    }
+    let used = 0;
+    return {
+      next: () => {
+        if (used >= uses) throw new Error(`more than the ${uses} runs these keys were made for`);
+        return keys[used++ % keys.length]!;
+      },
+    };
+  }
+
+  /** Sends a request whose answer is an SSE stream and reads it to its end, timing each frame. */
+  async stream(method: string, path: string, key: string, options: { body?: unknown; headers?: Record<string, string> } = {}): Promise<TimedStream> {
+    const headers: Record<string, string> = { authorization: `Bearer ${key}`, ...options.headers };
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(this.url + path, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal: AbortSignal.timeout(SAMPLE_TIMEOUT_MS),
+    });
+    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      return { status: response.status, frames: [], body: await response.text() };
+    }
+    const frames: TimedFrame[] = [];
+    let buffer = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (block.startsWith(':')) continue; // a ping comment
+        frames.push({ ...parseFrame(block), at: performance.now() });
+      }
+    }
+    return { status: response.status, frames };
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON bodies, checked by status
+  private async json(method: string, path: string, body: unknown, expected: number[]): Promise<any> {
+    const response = await fetch(this.url + path, {
+      method,
+      headers: { authorization: `Bearer ${this.managementKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!expected.includes(response.status)) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+    return JSON.parse(text);
+  }
+}
+
+function parseFrame(block: string): SseFrame {
+  const fields: Record<string, string> = {};
+  for (const line of block.split('\n')) {
+    const colon = line.indexOf(':');
+    fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
+  }
+  return { id: Number(fields.id), event: fields.event ?? 'message', data: JSON.parse(fields.data ?? 'null') };
+}
+
+/** A stream in a line, for errors: its status and event types, or its error body. */
+function describe(stream: TimedStream): string {
+  if (stream.body !== undefined) return `status ${stream.status}: ${stream.body}`;
+  const last = stream.frames.at(-1);
+  const detail = last && TERMINAL_EVENTS.has(last.event) && last.event !== 'run.completed' ? ` (${JSON.stringify(last.data.error ?? null)})` : '';
+  return `status ${stream.status}, events ${stream.frames.map((f) => f.event).join(', ') || 'none'}${detail}`;
+}
+
+/**
+ * The workspace to run in: the initial one when this start created it (a fresh database), else a new
+ * `bench-…` workspace that is deleted afterwards (as agents-list does).
+ */
+async function benchWorkspace(platform: Platform): Promise<{ apiKey: string; cleanup?: () => Promise<void> }> {
+  if (platform.bootstrap.newApiKey) return { apiKey: platform.bootstrap.newApiKey };
+  const { tenant, apiKey } = await createTenant(platform.db, `bench-runs-${new Date().toISOString()}`);
+  return {
+    apiKey,
+    cleanup: async () => {
+      // Agents, runs, tools and keys go with it (on delete cascade).
+      await platform.db.deleteFrom('tenants').where('id', '=', tenant.id).execute();
+    },
+  };
+}
+
+function wholeNumberFromEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, not '${raw}'`);
+  return value;
+}
