@@ -1,18 +1,12 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { CompiledQuery } from 'kysely';
 import autocannon from 'autocannon';
 import Koa from 'koa';
 import pg from 'pg';
-import { serviceConfigFromEnv } from '../api/config.js';
 import { listen, type RunningHttpServer } from '../api/http-server.js';
-import { databaseConfigFromEnv, type DatabaseConfig } from '../db/config.js';
+import type { DatabaseConfig } from '../db/config.js';
 import type { Db } from '../db/database.js';
-import { createTenant } from '../db/tenants.js';
-import { startPlatform, type Platform } from '../workers/platform.js';
-import { freePort } from '../test/support/ports.js';
+import { startBenchPlatform } from './bench-platform.js';
 import type { Benchmark, BenchmarkResult, BenchSettings, SubjectResult } from './run.js';
 
 /**
@@ -59,22 +53,9 @@ export const agentsList: Benchmark = {
 async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> {
   const cleanup: Array<() => Promise<void>> = [];
   try {
-    const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-platform-bench-'));
-    cleanup.push(() => fs.rm(tmp, { recursive: true, force: true }));
-
-    const service = { ...serviceConfigFromEnv(), port: 0 };
-    const database: DatabaseConfig = process.env.DATABASE_URL
-      ? databaseConfigFromEnv()
-      : { kind: 'pglite', dataDir: path.join(tmp, 'pglite') };
-    const temporalDev = service.temporalAddress
-      ? undefined
-      : { port: await freePort(), ui_port: await freePort(), db_file: null };
-    console.log(`[bench] starting the platform (${database.kind}, Temporal ${temporalDev ? 'dev server' : service.temporalAddress})...`);
-    const platform = await startPlatform({ service, database, dataDir: tmp, temporalDev });
-    cleanup.push(() => platform.stop());
-
-    const workspace = await benchWorkspace(platform);
-    if (workspace.cleanup) cleanup.push(workspace.cleanup);
+    const bench = await startBenchPlatform('agents');
+    cleanup.push(() => bench.stop());
+    const { platform, database, workspace } = bench;
     await seedAgents(platform.apiUrl, workspace.apiKey);
 
     const baseline = await startBaseline(platform.db, database, workspace.tenantId);
@@ -103,7 +84,7 @@ async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> 
     return {
       database: platform.databaseKind,
       details: {
-        temporal: temporalDev ? 'dev server (in memory)' : 'external',
+        temporal: platform.temporalUiUrl ? 'dev server (in memory)' : 'external',
         seeded_agents: SEEDED_AGENTS,
         response_bytes: responseBytes,
         baseline_db_access: database.kind === 'postgres' ? 'own pg Pool' : "raw SQL on the platform's PGlite handle",
@@ -123,23 +104,6 @@ async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> 
 /** a / b to three decimals; NaN when b is 0 (JSON writes it as null). */
 function ratio(a: number, b: number): number {
   return b === 0 ? NaN : Math.round((a / b) * 1000) / 1000;
-}
-
-/**
- * The workspace to load: the initial one when this start created it (a fresh database), else a new
- * `bench-…` workspace that is deleted afterwards, so an existing database's own agents stay out of it.
- */
-async function benchWorkspace(platform: Platform): Promise<{ tenantId: string; apiKey: string; cleanup?: () => Promise<void> }> {
-  if (platform.bootstrap.newApiKey) return { tenantId: platform.bootstrap.tenantId, apiKey: platform.bootstrap.newApiKey };
-  const { tenant, apiKey } = await createTenant(platform.db, `bench-${new Date().toISOString()}`);
-  return {
-    tenantId: tenant.id,
-    apiKey,
-    cleanup: async () => {
-      // Agents, versions and keys go with it (on delete cascade).
-      await platform.db.deleteFrom('tenants').where('id', '=', tenant.id).execute();
-    },
-  };
 }
 
 async function seedAgents(apiUrl: string, apiKey: string): Promise<void> {

@@ -1,17 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serviceConfigFromEnv } from '../api/config.js';
-import { databaseConfigFromEnv, type DatabaseConfig } from '../db/config.js';
 import { TERMINAL_EVENTS } from '../db/run-events.js';
-import { createTenant } from '../db/tenants.js';
 import { RUNS_TASK_QUEUE } from '../workflows/agent-run-api.js';
-import { startPlatform, type Platform } from '../workers/platform.js';
-import { freePort } from '../test/support/ports.js';
+import type { Platform } from '../workers/platform.js';
 import type { SseFrame } from '../test/support/sse.js';
+import { startBenchPlatform } from './bench-platform.js';
 import type { Benchmark, BenchmarkResult, SampledSubjectResult } from './run.js';
 
 /**
@@ -90,22 +84,9 @@ async function runRuns(): Promise<BenchmarkResult> {
   const settings = runsSettings();
   const cleanup: Array<() => Promise<void>> = [];
   try {
-    const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-platform-bench-'));
-    cleanup.push(() => fs.rm(tmp, { recursive: true, force: true }));
-
-    const service = { ...serviceConfigFromEnv(), port: 0 };
-    const database: DatabaseConfig = process.env.DATABASE_URL
-      ? databaseConfigFromEnv()
-      : { kind: 'pglite', dataDir: path.join(tmp, 'pglite') };
-    const temporalDev = service.temporalAddress
-      ? undefined
-      : { port: await freePort(), ui_port: await freePort(), db_file: null };
-    console.log(`[bench] starting the platform (${database.kind}, Temporal ${temporalDev ? 'dev server' : service.temporalAddress})...`);
-    const platform = await startPlatform({ service, database, dataDir: tmp, temporalDev });
-    cleanup.push(() => platform.stop());
-
-    const workspace = await benchWorkspace(platform);
-    if (workspace.cleanup) cleanup.push(workspace.cleanup);
+    const bench = await startBenchPlatform('runs');
+    cleanup.push(() => bench.stop());
+    const { platform, workspace } = bench;
     const api = new Api(platform.apiUrl, workspace.apiKey);
     const calculator = await api.createTool({ name: 'calculator', kind: 'builtin', builtin: 'calculator' });
     const askHuman = await api.createTool({ name: 'ask_human', kind: 'builtin', builtin: 'ask_human' });
@@ -229,7 +210,7 @@ async function runRuns(): Promise<BenchmarkResult> {
         load_generator: { tool: 'fetch (undici) with an SSE reader, in the platform process', worker_threads: 0 },
       },
       details: {
-        temporal: temporalDev ? 'dev server (in memory)' : 'external',
+        temporal: platform.temporalUiUrl ? 'dev server (in memory)' : 'external',
         workers: 'in-process',
         model: 'scripted, no delays',
         run_graph: 'one node: a calculator tool call (6 * 7), then a text turn',
@@ -543,22 +524,6 @@ function describe(stream: TimedStream): string {
   const last = stream.frames.at(-1);
   const detail = last && TERMINAL_EVENTS.has(last.event) && last.event !== 'run.completed' ? ` (${JSON.stringify(last.data.error ?? null)})` : '';
   return `status ${stream.status}, events ${stream.frames.map((f) => f.event).join(', ') || 'none'}${detail}`;
-}
-
-/**
- * The workspace to run in: the initial one when this start created it (a fresh database), else a new
- * `bench-…` workspace that is deleted afterwards (as agents-list does).
- */
-async function benchWorkspace(platform: Platform): Promise<{ apiKey: string; cleanup?: () => Promise<void> }> {
-  if (platform.bootstrap.newApiKey) return { apiKey: platform.bootstrap.newApiKey };
-  const { tenant, apiKey } = await createTenant(platform.db, `bench-runs-${new Date().toISOString()}`);
-  return {
-    apiKey,
-    cleanup: async () => {
-      // Agents, runs, tools and keys go with it (on delete cascade).
-      await platform.db.deleteFrom('tenants').where('id', '=', tenant.id).execute();
-    },
-  };
 }
 
 function wholeNumberFromEnv(name: string, fallback: number, min: number): number {
