@@ -3,6 +3,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Db } from '../db/database.js';
 import { appendRunEventsNow } from '../db/run-events.js';
 import { DeltaBuffer } from './delta-buffer.js';
+import { enforceGuardrails } from './guardrail-checks.js';
 import { isRetryableModelError } from './models/errors.js';
 import { streamModelTurn } from './models/provider.js';
 import type { ModelTurnInput, ModelTurnResult } from './run-types.js';
@@ -13,6 +14,10 @@ const HEARTBEAT_EVERY_MS = 1000;
  * One model turn, streamed: text deltas become `message.delta` events as they arrive, the whole turn a
  * `message.completed`. Heartbeats carry cancellation in (the provider request is aborted) and let
  * Temporal notice a dead worker; a retry starts with `attempt.reset` so clients drop the partial text.
+ *
+ * With output guardrails in force, no delta leaves before the turn's whole text has passed them: the
+ * text is held, checked (redacted, or the run blocked), and only then released, as one delta. A client
+ * can never have received a span that a guardrail later redacts.
  */
 export async function callModel(db: Db, input: ModelTurnInput): Promise<ModelTurnResult> {
   const context = Context.current();
@@ -25,6 +30,7 @@ export async function callModel(db: Db, input: ModelTurnInput): Promise<ModelTur
     await append(batch.map((delta) => ({ type: 'message.delta', data: { node_id: input.nodeId, turn: input.turn, delta } })));
   });
   const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+  const holdBack = input.outputGuardrails.length > 0;
   let result: ModelTurnResult;
   try {
     result = await streamModelTurn(
@@ -36,12 +42,18 @@ export async function callModel(db: Db, input: ModelTurnInput): Promise<ModelTur
         scriptPosition: input.scriptPosition,
         temperature: input.temperature ?? undefined,
       },
-      { signal: context.cancellationSignal, onTextDelta: (delta) => deltas.push(delta) },
+      { signal: context.cancellationSignal, onTextDelta: (delta) => (holdBack ? undefined : deltas.push(delta)) },
     );
+    if (holdBack && result.text) {
+      const checked = await enforceGuardrails(db, input, input.outputGuardrails, 'output', result.text, `turn:${input.turn}`, context.cancellationSignal);
+      result = { ...result, text: checked };
+      deltas.push(checked);
+    }
     await deltas.flush();
   } catch (err) {
     await deltas.flush().catch(() => undefined);
     if (context.cancellationSignal.aborted) throw new CancelledFailure('model call cancelled');
+    if (err instanceof ApplicationFailure) throw err; // a guardrail's verdict
     if (!isRetryableModelError(err)) {
       throw ApplicationFailure.nonRetryable((err as Error).message, 'ModelConfiguration');
     }

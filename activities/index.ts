@@ -7,6 +7,9 @@ import { finishRun, pauseRun, resumeRun, startRun } from './run-lifecycle.js';
 import type { FinishInput, ModelTurnInput, RunRef, StepInput, StepOutcome } from './run-types.js';
 import { beginStep, completeStep } from './steps.js';
 import type { OutboundPolicy } from './tools/types.js';
+import { Context } from '@temporalio/activity';
+import { enforceGuardrails } from './guardrail-checks.js';
+import type { Guardrail } from './guardrails/index.js';
 
 /** What activities reach: handed in by the worker process, never imported globals. */
 export interface ActivityDeps {
@@ -31,6 +34,9 @@ export function createActivities(deps: ActivityDeps) {
     beginStep: (step: StepInput) => beginStep(db, step),
     completeStep: (step: StepInput, outcome: StepOutcome) => completeStep(db, step, outcome),
     storeRunHistory: (ref: RunRef) => storeRunHistory(db, deps.temporal, ref),
+    /** The run input after the input guardrails (redacted where they redact); throws when one blocks. */
+    checkInput: (ref: RunRef & { text: string; guardrails: Guardrail[] }) =>
+      enforceGuardrails(db, ref, ref.guardrails, 'input', ref.text, 'input', Context.current().cancellationSignal),
   };
 }
 

@@ -6,7 +6,7 @@ import type { RunStatus } from '../db/schema.js';
 import { withTenant, type TenantTx } from '../db/tenant.js';
 import { costUsd } from './models/prices.js';
 import { sumUsage, type UsageSum } from './models/usage.js';
-import { resolveNodes, threadHistory } from './run-plan.js';
+import { resolveGuardrails, resolveNodes, threadHistory } from './run-plan.js';
 import type { FinishInput, RunPlan, RunRef } from './run-types.js';
 
 /**
@@ -26,6 +26,7 @@ export async function startRun(db: Db, ref: RunRef): Promise<RunPlan> {
       .executeTakeFirstOrThrow();
     const nodes = await resolveNodes(tx, ref.tenantId, version.graph);
     const history = await threadHistory(tx, ref.tenantId, run.thread_id, run.id);
+    const guardrails = await resolveGuardrails(tx, ref.tenantId, version.graph);
     const prompts = nodes.flatMap((node) => (node.prompt ? [node.prompt] : []));
     await tx
       .updateTable('runs')
@@ -34,7 +35,8 @@ export async function startRun(db: Db, ref: RunRef): Promise<RunPlan> {
       .where('status', '=', 'queued')
       .execute();
     await appendRunEvents(tx, ref.tenantId, ref.runId, [{ type: 'run.started', dedupeKey: 'run.started', data: { run_id: ref.runId } }]);
-    return { ...ref, agentId: run.agent_id, input: run.input, nodes, history };
+    const facing = (target: 'input' | 'output') => guardrails.filter((g) => g.target === target || g.target === 'both');
+    return { ...ref, agentId: run.agent_id, input: run.input, nodes, history, inputGuardrails: facing('input'), outputGuardrails: facing('output') };
   });
 }
 

@@ -6,6 +6,7 @@ import type { ChatMessage, PlanNode, PlanTool } from './run-types.js';
 import type { ScriptTurn } from './models/types.js';
 import { renderTemplate } from './prompt-template.js';
 import type { RunPromptUse } from '../db/schema.js';
+import type { Guardrail } from './guardrails/index.js';
 
 export const DEFAULT_MAX_TURNS = 20;
 
@@ -133,4 +134,24 @@ function asEdges(edges: unknown): Array<{ from: string; to: string }> {
 
 function invalid(message: string): never {
   throw ApplicationFailure.nonRetryable(`invalid graph: ${message}`, 'InvalidGraph');
+}
+
+/**
+ * The guardrails a run enforces: every enabled guardrail of the tenant, or, when the graph has a
+ * `guardrails` list of names, the enabled ones among those (an unknown name is an invalid graph).
+ */
+export async function resolveGuardrails(tx: TenantTx, tenantId: string, graph: AgentGraph): Promise<Guardrail[]> {
+  const rows = await tx.selectFrom('guardrails').selectAll().where('tenant_id', '=', tenantId).orderBy('id').execute();
+  let chosen = rows;
+  if (graph.guardrails !== undefined) {
+    const names = graph.guardrails;
+    if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) invalid('"guardrails" must be a list of guardrail names');
+    for (const name of names as string[]) {
+      if (!rows.some((row) => row.name === name)) invalid(`the graph names guardrail '${name}', which does not exist`);
+    }
+    chosen = rows.filter((row) => (names as string[]).includes(row.name));
+  }
+  return chosen
+    .filter((row) => row.enabled)
+    .map((row) => ({ name: row.name, kind: row.kind as Guardrail['kind'], target: row.target, action: row.action, config: row.config }));
 }

@@ -1,6 +1,7 @@
 import type { ChatMessage, ModelTurnResult, ScriptTurn, ToolCall, TurnUsage } from './models/types.js';
 import type { JsonSchema } from '../api/operation.js';
 import type { RunPromptUse, ToolKind } from '../db/schema.js';
+import type { Guardrail } from './guardrails/index.js';
 
 /**
  * What the agent workflow and its activities pass each other. Workflow code imports these types only;
@@ -43,6 +44,9 @@ export interface RunPlan extends RunRef {
   nodes: PlanNode[];
   /** The thread's earlier turns, oldest first. */
   history: ChatMessage[];
+  /** The guardrails in force, read once at the start: all enabled ones, or those the graph names. */
+  inputGuardrails: Guardrail[];
+  outputGuardrails: Guardrail[];
 }
 
 export interface ModelTurnInput extends RunRef {
@@ -55,6 +59,8 @@ export interface ModelTurnInput extends RunRef {
   script: ScriptTurn[] | null;
   scriptPosition: number;
   temperature: number | null;
+  /** Checked against the turn's text before any of it reaches a client (see activities/call-model.ts). */
+  outputGuardrails: Guardrail[];
 }
 
 export interface StepInput extends RunRef {

@@ -168,6 +168,85 @@ export interface GuardrailsTable {
   updated_at: UpdatedAt;
 }
 
+/** pgvector columns are written as their text literal (`[0.1,0.2,...]`) and never read back whole. */
+type VectorColumn = ColumnType<string, string, string>;
+
+export interface MemoriesTable {
+  id: string;
+  tenant_id: string;
+  content: string;
+  embedding: VectorColumn;
+  embedding_model: string;
+  embedding_dtype: string;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface KnowledgeBasesTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string | null;
+  graph_extraction: ColumnType<boolean, boolean | undefined, boolean>;
+  graph_model: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type DocumentStatus = 'accepted' | 'queued' | 'converting' | 'ready' | 'failed';
+
+export interface DocumentsTable {
+  id: string;
+  tenant_id: string;
+  kb_id: string;
+  title: string;
+  filename: string | null;
+  content_type: string | null;
+  format: string;
+  size_bytes: number;
+  status: DocumentStatus;
+  error: string | null;
+  source: Buffer | null;
+  markdown: string | null;
+  chunk_count: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface ChunksTable {
+  id: string;
+  tenant_id: string;
+  kb_id: string;
+  document_id: string;
+  index: number;
+  content: string;
+  heading_path: ColumnType<string[], string, string>;
+  embedding: VectorColumn;
+  embedding_model: string;
+  embedding_dtype: string;
+  created_at: CreatedAt;
+}
+
+export interface KbEntitiesTable {
+  id: string;
+  tenant_id: string;
+  kb_id: string;
+  document_id: string;
+  name: string;
+  type: string | null;
+  chunk_ids: ColumnType<string[], string, string>;
+}
+
+export interface KbRelationsTable {
+  id: string;
+  tenant_id: string;
+  kb_id: string;
+  document_id: string;
+  source: string;
+  relation: string;
+  target: string;
+}
+
 export interface RunEventsTable {
   run_id: string;
   seq: number;
@@ -228,6 +307,12 @@ export interface Database {
   prompts: PromptsTable;
   prompt_versions: PromptVersionsTable;
   guardrails: GuardrailsTable;
+  memories: MemoriesTable;
+  knowledge_bases: KnowledgeBasesTable;
+  documents: DocumentsTable;
+  chunks: ChunksTable;
+  kb_entities: KbEntitiesTable;
+  kb_relations: KbRelationsTable;
   // Kysely's migration bookkeeping is left out on purpose: only the Migrator touches it.
 }
 
@@ -244,4 +329,6 @@ export type RunStep = Selectable<RunStepsTable>;
 export type Prompt = Selectable<PromptsTable>;
 export type PromptVersion = Selectable<PromptVersionsTable>;
 export type GuardrailRow = Selectable<GuardrailsTable>;
+export type KnowledgeBase = Selectable<KnowledgeBasesTable>;
+export type DocumentRow = Selectable<DocumentsTable>;
 export type { Generated };

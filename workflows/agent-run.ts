@@ -10,7 +10,7 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { ChatMessage, FinishInput, PlanNode, RunRef, StepInput, StepOutcome } from '../activities/run-types.js';
+import type { ChatMessage, FinishInput, PlanNode, RunPlan, RunRef, StepInput, StepOutcome } from '../activities/run-types.js';
 import { answerUpdate, pendingQuestionQuery, RUNS_TASK_QUEUE, type AgentRunInput, type AgentRunResult } from './agent-run-api.js';
 import { archiveRunHistory } from './archive-run-history.js';
 import { waitMilliseconds } from './durations.js';
@@ -19,14 +19,14 @@ import { verifyPlan, writePlan, type PlanStep } from './plan.js';
 /** Short bookkeeping activities: database writes that should never take long. */
 const bookkeeping = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', nonRetryableErrorTypes: ['InvalidGraph', 'RunMissing'] },
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', nonRetryableErrorTypes: ['InvalidGraph', 'RunMissing', 'GuardrailBlocked'] },
 });
 
 /** Model turns and tool calls heartbeat, so a dead worker is noticed in seconds and the call retried. */
 const calls = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['ModelConfiguration'] },
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['ModelConfiguration', 'GuardrailBlocked'] },
 });
 
 /** The built-in tools that change the run itself, so the workflow runs them rather than an activity. */
@@ -70,6 +70,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     },
   );
 
+  let outputGuardrails: RunPlan['outputGuardrails'] = [];
+
   async function runNode(node: PlanNode, nodeInput: string, history: ChatMessage[]): Promise<string> {
     const messages: ChatMessage[] = [...(node.system ? [{ role: 'system' as const, content: node.system }] : []), ...history];
     messages.push({ role: 'user', content: nodeInput });
@@ -84,6 +86,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         script: node.script,
         scriptPosition: position,
         temperature: node.temperature,
+        outputGuardrails,
       });
       turns.push({ model: node.model, usage: result.usage });
       if (result.toolCalls.length === 0) return result.text;
@@ -161,7 +164,12 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
 
   try {
     const runPlan = await bookkeeping.startRun(ref);
-    let text = runPlan.input;
+    // Plans recorded before guardrails existed have neither list (the history fixture holds one).
+    outputGuardrails = runPlan.outputGuardrails ?? [];
+    // Input guardrails see the run's input before any model does; a redaction is what the model gets.
+    let text = runPlan.inputGuardrails?.length
+      ? await bookkeeping.checkInput({ ...ref, text: runPlan.input, guardrails: runPlan.inputGuardrails })
+      : runPlan.input;
     for (const [i, node] of runPlan.nodes.entries()) {
       // The thread's earlier turns are the first node's context; later nodes see their input only.
       text = await runNode(node, text, i === 0 ? runPlan.history : []);
@@ -188,6 +196,7 @@ function describeFailure(err: unknown): { code: string; message: string } {
     InvalidGraph: 'invalid_graph',
     ModelConfiguration: 'model_error',
     MaxTurns: 'max_turns_exceeded',
+    GuardrailBlocked: 'guardrail_blocked',
   };
   return { code: (type && codes[type]) ?? 'run_error', message: cause instanceof Error ? cause.message : String(cause) };
 }

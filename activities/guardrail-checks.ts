@@ -1,0 +1,57 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import { appendRunEvents } from '../db/run-events.js';
+import { withTenant } from '../db/tenant.js';
+import { applyGuardrails, type Guardrail, type GuardrailOutcome, type GuardrailTrip } from './guardrails/index.js';
+import type { RunRef } from './run-types.js';
+
+/**
+ * Runs the guardrails that face `target` over `text` and records every trip on the run (its
+ * `guardrail_trips` and a `guardrail.triggered` event). A block ends the run: it throws a non-retryable
+ * `GuardrailBlocked` failure naming the guardrail. `scope` names the checked text (`input`, `turn:3`)
+ * so a retried activity records each trip once.
+ */
+export async function enforceGuardrails(
+  db: Db,
+  ref: RunRef,
+  guardrails: Guardrail[],
+  target: 'input' | 'output',
+  text: string,
+  scope: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const outcome = await applyGuardrails(guardrails, text, target, { signal });
+  await recordTrips(db, ref, outcome.trips, scope);
+  if (outcome.blocked) throw blockedFailure(outcome);
+  return outcome.text;
+}
+
+async function recordTrips(db: Db, ref: RunRef, trips: GuardrailTrip[], scope: string): Promise<void> {
+  if (trips.length === 0) return;
+  await withTenant(db, ref.tenantId, async (tx) => {
+    const at = new Date().toISOString();
+    const fresh = await appendRunEvents(
+      tx,
+      ref.tenantId,
+      ref.runId,
+      trips.map((trip, i) => ({
+        type: 'guardrail.triggered',
+        dedupeKey: `guardrail:${scope}:${i}`,
+        data: { name: trip.name, kind: trip.kind, action: trip.action, target: trip.target, detail: trip.detail },
+      })),
+    );
+    if (fresh.length === 0) return; // recorded by an earlier attempt
+    const records = trips.map((trip) => ({ name: trip.name, kind: trip.kind, action: trip.action, target: trip.target, detail: trip.detail, at }));
+    await tx
+      .updateTable('runs')
+      .set({ guardrail_trips: sql`guardrail_trips || ${JSON.stringify(records)}::jsonb` as never })
+      .where('id', '=', ref.runId)
+      .execute();
+  });
+}
+
+function blockedFailure(outcome: GuardrailOutcome): ApplicationFailure {
+  const trip = outcome.blocked!;
+  return ApplicationFailure.nonRetryable(`blocked by guardrail '${trip.name}' (${trip.kind}, ${trip.target}): ${trip.detail}`, 'GuardrailBlocked');
+}

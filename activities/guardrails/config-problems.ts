@@ -1,0 +1,58 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { guardrailConfigSchemas } from './config-schemas.js';
+import { GUARDRAIL_KIND_DEFINITIONS } from './kinds.js';
+import { GUARDRAIL_MODEL_ENV } from './semantic-guardrail.js';
+import { GUARDRAIL_KINDS, type GuardrailConfigProblem, type GuardrailKind } from './types.js';
+
+const ajv = new Ajv2020({ allErrors: true, strict: true, logger: false });
+const schemaValidators = new Map<GuardrailKind, ValidateFunction>();
+
+/**
+ * Everything wrong with a guardrail's config, for a 400 at creation: first what the kind's JSON
+ * Schema says, then (only for a config of the right shape) what it cannot say: a pattern that does
+ * not compile or could backtrack catastrophically, a JSON Schema that does not compile, a semantic
+ * guardrail without a decision model. Empty when the config is usable.
+ *
+ * `defaultDecisionModel` defaults to the GUARDRAIL_MODEL environment variable, as at evaluation.
+ */
+export function guardrailConfigProblems(
+  kind: GuardrailKind,
+  config: unknown,
+  options: { defaultDecisionModel?: string } = {},
+): GuardrailConfigProblem[] {
+  if (!GUARDRAIL_KINDS.includes(kind)) return [{ field: 'kind', message: `must be one of ${GUARDRAIL_KINDS.join(', ')}` }];
+  const validate = schemaValidator(kind);
+  if (!validate(config)) return unique((validate.errors ?? []).map(problemOf));
+  const defaultDecisionModel = options.defaultDecisionModel ?? (process.env[GUARDRAIL_MODEL_ENV] || undefined);
+  return GUARDRAIL_KIND_DEFINITIONS[kind].problems(config, { defaultDecisionModel });
+}
+
+function schemaValidator(kind: GuardrailKind): ValidateFunction {
+  let validate = schemaValidators.get(kind);
+  if (!validate) {
+    validate = ajv.compile(guardrailConfigSchemas[kind]);
+    schemaValidators.set(kind, validate);
+  }
+  return validate;
+}
+
+/** Named the way api/validation.ts names request fields: `config.keywords.3`, `config.questions.q1.threshold`. */
+function problemOf(error: ErrorObject): GuardrailConfigProblem {
+  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.propertyName !== undefined) segments.push(error.propertyName);
+  if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
+  if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
+  const message =
+    error.keyword === 'additionalProperties' ? 'unknown field' : error.keyword === 'required' ? 'is required' : (error.message ?? 'is invalid');
+  return { field: ['config', ...segments].join('.'), message };
+}
+
+function unique(problems: GuardrailConfigProblem[]): GuardrailConfigProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((problem) => {
+    const key = `${problem.field}\0${problem.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
