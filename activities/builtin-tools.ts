@@ -41,17 +41,17 @@ export const BUILTIN_TOOLS = {
     parameters: object({}, []),
   },
   knowledge_search: {
-    runsIn: 'unavailable',
-    description: 'Search the knowledge bases for passages matching a query.',
-    parameters: object({ query: { type: 'string' }, k: { type: 'integer' } }, ['query']),
+    runsIn: 'activity',
+    description: 'Search the knowledge bases for the passages most relevant to a query (optionally one knowledge base, "kb").',
+    parameters: object({ query: { type: 'string' }, k: { type: 'integer', minimum: 1, maximum: 50 }, kb: { type: 'string' } }, ['query']),
   },
   memory_search: {
-    runsIn: 'unavailable',
+    runsIn: 'activity',
     description: 'Search long-term memory for entries matching a query.',
     parameters: object({ query: { type: 'string' }, k: { type: 'integer' } }, ['query']),
   },
   memory_write: {
-    runsIn: 'unavailable',
+    runsIn: 'activity',
     description: 'Store a fact in long-term memory.',
     parameters: object({ content: { type: 'string' } }, ['content']),
   },

@@ -8,6 +8,9 @@ import { evaluateExpression } from './tools/calculator.js';
 import { callHttpTool } from './tools/http-tool.js';
 import { callMcpTool } from './tools/mcp-tool.js';
 import type { HttpToolConfig, McpToolConfig, OutboundPolicy } from './tools/types.js';
+import type { Embedder } from './embedding/index.js';
+import { MAX_KNOWLEDGE_K, searchKnowledge } from './knowledge.js';
+import { searchMemory, writeMemory } from './memory.js';
 
 const HEARTBEAT_EVERY_MS = 1000;
 
@@ -16,13 +19,13 @@ const HEARTBEAT_EVERY_MS = 1000;
  * it as a step. A failing tool is an answer, not an activity failure: the model sees the error and the
  * step is stored as failed.
  */
-export async function executeTool(db: Db, policy: OutboundPolicy, step: StepInput): Promise<StepOutcome> {
+export async function executeTool(db: Db, deps: ToolDeps, step: StepInput): Promise<StepOutcome> {
   const context = Context.current();
   await beginStep(db, step);
   const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
   let outcome: StepOutcome;
   try {
-    outcome = { ok: true, result: await run(db, policy, step, context.cancellationSignal) };
+    outcome = { ok: true, result: await run(db, deps, step, context.cancellationSignal) };
   } catch (err) {
     if (context.cancellationSignal.aborted) throw err;
     outcome = { ok: false, error: err instanceof Error ? err.message : String(err) };
@@ -33,15 +36,22 @@ export async function executeTool(db: Db, policy: OutboundPolicy, step: StepInpu
   return outcome;
 }
 
-async function run(db: Db, policy: OutboundPolicy, step: StepInput, signal: AbortSignal): Promise<unknown> {
+async function run(db: Db, deps: ToolDeps, step: StepInput, signal: AbortSignal): Promise<unknown> {
   const { tool, call } = step;
+  const policy = deps.outboundPolicy;
   if (!tool) throw new Error(`unknown tool '${call.tool}': this node has no tool by that name`);
   switch (tool.kind) {
     case 'builtin': {
-      if (tool.builtin === 'calculator') {
-        const expression = call.arguments.expression;
-        if (typeof expression !== 'string') throw new Error('calculator needs a string "expression"');
-        return { result: evaluateExpression(expression) };
+      const args = call.arguments;
+      switch (tool.builtin) {
+        case 'calculator':
+          return { result: evaluateExpression(requireString(args, 'expression')) };
+        case 'memory_write':
+          return { id: (await writeMemory(db, deps.embedder(), step.tenantId, requireString(args, 'content'))).id };
+        case 'memory_search':
+          return { hits: await searchMemory(db, deps.embedder(), step.tenantId, requireString(args, 'query'), toolK(args)) };
+        case 'knowledge_search':
+          return { hits: await knowledgeSearchTool(db, deps, step.tenantId, args) };
       }
       const known = tool.builtin && isBuiltinKey(tool.builtin) ? BUILTIN_TOOLS[tool.builtin] : undefined;
       if (known?.runsIn === 'unavailable') {
@@ -54,6 +64,33 @@ async function run(db: Db, policy: OutboundPolicy, step: StepInput, signal: Abor
     case 'mcp':
       return callMcpTool((await toolConfig(db, step)).mcp as unknown as McpToolConfig, call.arguments, { signal, policy });
   }
+}
+
+export interface ToolDeps {
+  outboundPolicy: OutboundPolicy;
+  embedder: () => Embedder;
+}
+
+function requireString(args: Record<string, unknown>, name: string): string {
+  const value = args[name];
+  if (typeof value !== 'string' || !value) throw new Error(`this tool needs a string "${name}"`);
+  return value;
+}
+
+function toolK(args: Record<string, unknown>): number {
+  return typeof args.k === 'number' && Number.isInteger(args.k) ? Math.min(Math.max(args.k, 1), MAX_KNOWLEDGE_K) : 5;
+}
+
+/** `knowledge_search(query, k?, kb?)`: the top chunks, as the model is best served by them. */
+async function knowledgeSearchTool(db: Db, deps: ToolDeps, tenantId: string, args: Record<string, unknown>) {
+  let kbId: string | undefined;
+  if (typeof args.kb === 'string') {
+    const kb = await withTenant(db, tenantId, (tx) => tx.selectFrom('knowledge_bases').select('id').where('name', '=', args.kb as string).executeTakeFirst());
+    if (!kb) throw new Error(`no knowledge base named '${args.kb}'`);
+    kbId = kb.id;
+  }
+  const hits = await searchKnowledge(db, deps.embedder(), tenantId, { query: requireString(args, 'query'), kbId, k: toolK(args), mode: 'vector', hops: 1 });
+  return hits.map((h) => ({ content: h.content, document_id: h.document_id, title: h.title, kb: h.kb, similarity: h.similarity }));
 }
 
 /** HTTP and MCP settings are read at call time rather than carried in the history: headers may hold secrets. */

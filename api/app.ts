@@ -9,6 +9,8 @@ import apiKeys from './routes/api-keys.js';
 import health from './routes/health.js';
 import { openApiOperation } from './routes/openapi.js';
 import guardrails from './routes/guardrails.js';
+import knowledge from './routes/knowledge.js';
+import memory from './routes/memory.js';
 import prompts from './routes/prompts.js';
 import runs from './routes/runs.js';
 import threads from './routes/threads.js';
@@ -16,7 +18,7 @@ import tools from './routes/tools.js';
 
 /** Every operation the API serves, in the order the OpenAPI document lists them. */
 export function allOperations(): AnyOperation[] {
-  const operations: AnyOperation[] = [...health, ...agents, ...runs, ...threads, ...tools, ...prompts, ...guardrails, ...apiKeys];
+  const operations: AnyOperation[] = [...health, ...agents, ...runs, ...threads, ...tools, ...prompts, ...guardrails, ...memory, ...knowledge, ...apiKeys];
   operations.push(openApiOperation(() => operations));
   return operations;
 }

@@ -70,6 +70,7 @@ function describeOperation(operation: AnyOperation): Record<string, unknown> {
     ...(operation.body && {
       requestBody: { required: true, content: { 'application/json': { schema: operation.body } } },
     }),
+    ...(operation.requestBody && { requestBody: operation.requestBody }),
     responses,
   };
 }
@@ -80,7 +81,7 @@ export function errorCodes(operation: AnyOperation): ErrorCode[] {
   if (operation.access !== 'public') codes.add('unauthorized');
   if (operation.access === 'management') codes.add('forbidden');
   if (operation.body || operation.query?.properties || operation.params) codes.add('invalid_request');
-  if (operation.body) codes.add('payload_too_large').add('unsupported_media_type');
+  if (operation.body || operation.requestBody) codes.add('invalid_request').add('payload_too_large').add('unsupported_media_type');
   codes.add('internal');
   return [...codes].sort((a, b) => ERROR_STATUS[a] - ERROR_STATUS[b]);
 }

@@ -56,6 +56,11 @@ export interface Operation<Params = Record<string, string>, Query = Record<strin
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
+  /**
+   * The OpenAPI requestBody, for an operation that reads its own body (uploads). The router leaves the
+   * request stream to the handler; `body` must then be unset.
+   */
+  requestBody?: Record<string, unknown>;
   responses: Record<number, ResponseSpec>;
   /** Error codes the handler itself can answer; auth, validation and body-size errors are added from the declaration. */
   errors?: ErrorCode[];

@@ -7,6 +7,7 @@ import { createApp } from './app.js';
 import { serviceConfigFromEnv } from './config.js';
 import { listen } from './http-server.js';
 import { RunEventHub } from './run-event-hub.js';
+import { closeSharedEmbedder, sharedEmbedder } from '../activities/embedding/index.js';
 import { lazyWorkflowBundle } from '../workers/workers.js';
 
 /**
@@ -24,13 +25,14 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const events = await RunEventHub.start(database);
-  const deps = { db: database.db, temporal, events, workflowBundle: lazyWorkflowBundle(), publicUrl: config.publicUrl };
+  const deps = { db: database.db, temporal, events, workflowBundle: lazyWorkflowBundle(), embedder: sharedEmbedder, publicUrl: config.publicUrl };
   const server = await listen(createApp(deps), config.host, config.port);
   console.log(`[api] listening on ${server.url}`);
 
   const shutdown = async () => {
     await server.close();
     await events.close();
+    await closeSharedEmbedder();
     await connection.close();
     await database.close();
     process.exit(0);

@@ -187,10 +187,16 @@ export interface KnowledgeBasesTable {
   tenant_id: string;
   name: string;
   description: string | null;
-  graph_extraction: ColumnType<boolean, boolean | undefined, boolean>;
-  graph_model: string | null;
+  graph: ColumnType<KnowledgeGraphSettings | null, string | null, string | null>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
+}
+
+/** How a knowledge base extracts its entity-relationship graph (docs/knowledge.md). */
+export interface KnowledgeGraphSettings {
+  model: string;
+  /** For `model: "scripted"`: what the extraction model answers, one turn per chunk. */
+  script?: unknown[];
 }
 
 export type DocumentStatus = 'accepted' | 'queued' | 'converting' | 'ready' | 'failed';

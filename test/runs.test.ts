@@ -59,7 +59,7 @@ describe('runs: usage, resume, graphs, threads, built-in tools', () => {
   const tools: Record<string, string> = {};
   before(async () => {
     ({ key } = await newTenant('runs-more'));
-    for (const builtin of ['calculator', 'plan_write', 'verify_plan', 'wait_until', 'memory_search']) {
+    for (const builtin of ['calculator', 'plan_write', 'verify_plan', 'wait_until', 'list_skills']) {
       tools[builtin] = await createTool(key, { name: builtin, kind: 'builtin', builtin });
     }
   });
@@ -158,12 +158,12 @@ describe('runs: usage, resume, graphs, threads, built-in tools', () => {
           { tool: 'plan_write', arguments: { steps: [{ title: 'research', done: true }, { title: 'write' }] } },
           { tool: 'wait_until', arguments: { duration: '1s' } },
           { tool: 'verify_plan', arguments: {} },
-          { tool: 'memory_search', arguments: { query: 'otters' } },
+          { tool: 'list_skills', arguments: {} },
           { tool: 'not_a_tool', arguments: {} },
         ],
       },
       { text: 'planned' },
-    ], [tools.plan_write!, tools.verify_plan!, tools.wait_until!, tools.memory_search!]));
+    ], [tools.plan_write!, tools.verify_plan!, tools.wait_until!, tools.list_skills!]));
     const { record } = await run(agentId, 'plan it');
     expect(record.run.status).to.equal('completed');
     const steps = record.steps;
@@ -171,7 +171,7 @@ describe('runs: usage, resume, graphs, threads, built-in tools', () => {
       ['plan_write', 'completed'],
       ['wait_until', 'completed'],
       ['verify_plan', 'completed'],
-      ['memory_search', 'failed'],
+      ['list_skills', 'failed'],
       ['not_a_tool', 'failed'],
     ]);
     expect(steps[1].result).to.deep.equal({ waited_ms: 1000 });

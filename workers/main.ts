@@ -3,6 +3,7 @@ import { databaseConfigFromEnv } from '../db/config.js';
 import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { startWorkers } from './workers.js';
+import { closeSharedEmbedder } from '../activities/embedding/index.js';
 import { TASK_QUEUES } from './task-queues.js';
 
 /** The production worker process: polls every task queue of an external Temporal. */
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
 
   const shutdown = async () => {
     await workers.shutdown();
+    await closeSharedEmbedder();
     await database.close();
     process.exit(0);
   };

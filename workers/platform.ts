@@ -10,6 +10,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { loadTemporalDevConfig, startTemporalDevServer, type TemporalDevConfig, type TemporalDevServer } from './temporal-dev-server.js';
 import { bundleWorkflows, startWorkers, type RunningWorkers } from './workers.js';
 import { RunEventHub } from '../api/run-event-hub.js';
+import { closeSharedEmbedder, sharedEmbedder } from '../activities/embedding/index.js';
 
 /** The whole platform in one process, as `npm start` and the test suite run it. */
 export interface Platform {
@@ -56,6 +57,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
     const database = await openDatabase(options.database);
     stack.push(() => database.close());
+    stack.push(() => closeSharedEmbedder());
     await migrateToLatest(database.db);
     const bootstrap = await ensureInitialWorkspace(database.db, options.service.initWorkspace, options.service.initApiKey);
 
@@ -71,7 +73,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
     const events = await RunEventHub.start(database);
     stack.push(() => events.close());
-    const deps = { db: database.db, temporal, events, workflowBundle: async () => bundle, publicUrl: options.service.publicUrl };
+    const deps = { db: database.db, temporal, events, workflowBundle: async () => bundle, embedder: sharedEmbedder, publicUrl: options.service.publicUrl };
     const api = await listen(createApp(deps), options.service.host, options.service.port);
     stack.push(() => api.close());
     // Port 0 asks for any free port; only now is the real address known.

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkflowBundle } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities/index.js';
+import { sharedEmbedder } from '../activities/embedding/index.js';
 import { priceTableFromEnv } from '../activities/models/prices.js';
 import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
@@ -47,7 +48,7 @@ export async function startWorkers(options: {
   const bundle = options.bundle ?? (await bundleWorkflows());
   const env = options.env ?? process.env;
   priceTableFromEnv(env); // a malformed MODEL_PRICES fails here, not at the end of the first run
-  const activities = createActivities({ db: options.db, temporal, outboundPolicy: outboundPolicyFromEnv(env) });
+  const activities = createActivities({ db: options.db, temporal, outboundPolicy: outboundPolicyFromEnv(env), embedder: sharedEmbedder });
   const workers = await Promise.all(
     TASK_QUEUES.map((taskQueue) =>
       Worker.create({

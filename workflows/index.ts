@@ -1,4 +1,5 @@
 // Every workflow the workers register. Workflow code is deterministic: all I/O lives in activities/.
 export { agentRun } from './agent-run.js';
 export { archiveRunHistory } from './archive-run-history.js';
+export { convertDocument } from './convert-document.js';
 export { ping } from './ping.js';

@@ -1,0 +1,413 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import {
+  allowRemoteFromEnv,
+  EMBEDDING_BATCH_SIZE,
+  EMBEDDING_DIMENSIONS,
+  EMBEDDING_DTYPE,
+  EMBEDDING_MAX_TOKENS,
+  EMBEDDING_MODEL_ID,
+  embeddingModelsRoot,
+  embeddingThreadsFromEnv,
+  missingModelFiles,
+} from './config.js';
+import { EmbedderUnavailableError } from './errors.js';
+import type { EmbeddingWorkerConfig, EmbedRequestMessage, WorkerMessage } from './protocol.js';
+
+/** Turns texts into vectors of one model; see activities/embedding/index.ts. */
+export interface Embedder {
+  /** Stored with every vector, with `dtype`: vectors of different (modelId, dtype) do not compare. */
+  readonly modelId: string;
+  readonly dtype: string;
+  readonly dimensions: 384;
+  /** One unit-length vector per text, in order. Rejects with `EmbedderUnavailableError` when it cannot. */
+  embed(texts: string[]): Promise<Float32Array[] | number[][]>;
+  /** Stops the workers; pending and later `embed` calls reject. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface EmbedderOptions {
+  /** The models root (Transformers.js `localModelPath`); default `embeddingModelsRoot()`. */
+  modelsRoot?: string;
+  /** Workers (processes), each with its own copy of the model (240–310 MB resident); default `EMBEDDING_THREADS` or 1. */
+  threads?: number;
+  /** Texts per model call; default 16. */
+  batchSize?: number;
+  /** onnxruntime threads per worker; default the available cores divided among the workers. */
+  intraOpThreads?: number;
+  /** Let Transformers.js download missing files; default `EMBEDDING_ALLOW_REMOTE=true`. */
+  allowRemote?: boolean;
+}
+
+export interface EmbedderStats {
+  threads: number;
+  /** Workers that have loaded the model. */
+  ready: number;
+  /** Workers still loading it. */
+  loading: number;
+  /** Texts waiting for a worker. */
+  queued: number;
+  /** Texts a worker is embedding now. */
+  inFlight: number;
+  /** Workers that died and were replaced (or left to the next request) since creation. */
+  crashes: number;
+  /** The last model load time in milliseconds, when one finished. */
+  lastLoadMs: number | undefined;
+  /** Process ids of the running workers. */
+  pids: number[];
+}
+
+interface EmbedRequest {
+  results: Float32Array[];
+  remaining: number;
+  settled: boolean;
+  resolve: (vectors: Float32Array[]) => void;
+  reject: (error: Error) => void;
+}
+
+/** One text of a request, waiting in the queue or part of a batch. */
+interface Item {
+  request: EmbedRequest;
+  index: number;
+  text: string;
+}
+
+interface Batch {
+  id: number;
+  items: Item[];
+}
+
+interface PoolWorker {
+  child: ChildProcess;
+  state: 'loading' | 'idle' | 'busy' | 'stopped';
+  batch: Batch | undefined;
+  /** Why the process could not be started or talked to, if that happened. */
+  error: Error | undefined;
+  exited: Promise<void>;
+}
+
+/** Resolves from dist/ as from the sources' layout: the compiled worker sits beside this module. */
+const WORKER_PATH = fileURLToPath(new URL('./embedding-worker.js', import.meta.url));
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+/**
+ * The embedder: a pool of worker processes, each running the Transformers.js feature-extraction
+ * pipeline, so tokenizing and inference never block this process's event loop.
+ *
+ * Why processes and not `node:worker_threads`: onnxruntime-node 1.21 (what @huggingface/transformers
+ * 3.8 installs) keeps process-global N-API references, so a second thread that runs a session aborts
+ * the whole process ("HandleScope::HandleScope Entering the V8 API without proper locking in place",
+ * microsoft/onnxruntime#24486, huggingface/transformers.js#1292), and once the first thread has exited
+ * no later thread can even load the addon ("Module did not self-register", transformers.js#651). With
+ * threads there could be only one embedding thread per process, for the process's lifetime, and a
+ * native crash in it would take the API or the Temporal worker down with it. A process per worker
+ * costs ~40 MB and ~0.1 s more at start, keeps crashes contained, and can always be replaced.
+ *
+ * Texts from every `embed` call go through one FIFO queue and are cut into batches of `batchSize`
+ * (texts of different calls share a batch); an idle worker takes the next batch. Workers start on the
+ * first request (or `warmup()`), load the model once, and are unref'd while idle so an idle embedder
+ * never keeps a process alive; they exit when this process does. A worker that dies rejects the
+ * requests whose texts it held with `EmbedderUnavailableError` (`worker_crashed`) and is replaced at
+ * once; one that fails to load the model fails the queue (`load_failed`) and the next request tries
+ * again.
+ */
+export class WorkerEmbedder implements Embedder {
+  readonly modelId = EMBEDDING_MODEL_ID;
+  readonly dtype = EMBEDDING_DTYPE;
+  readonly dimensions = EMBEDDING_DIMENSIONS;
+  readonly modelsRoot: string;
+  readonly threads: number;
+  readonly batchSize: number;
+  readonly allowRemote: boolean;
+  private readonly intraOpThreads: number;
+
+  private queue: Item[] = [];
+  private workers: PoolWorker[] = [];
+  private nextBatchId = 1;
+  private closed = false;
+  private crashes = 0;
+  private lastLoadMs: number | undefined;
+
+  constructor(options: EmbedderOptions = {}) {
+    this.modelsRoot = options.modelsRoot ?? embeddingModelsRoot();
+    this.threads = positiveInteger('threads', options.threads ?? embeddingThreadsFromEnv());
+    this.batchSize = positiveInteger('batchSize', options.batchSize ?? EMBEDDING_BATCH_SIZE);
+    this.allowRemote = options.allowRemote ?? allowRemoteFromEnv();
+    this.intraOpThreads = positiveInteger(
+      'intraOpThreads',
+      options.intraOpThreads ?? Math.max(1, Math.floor(os.availableParallelism() / this.threads)),
+    );
+  }
+
+  embed(texts: string[]): Promise<Float32Array[]> {
+    if (!Array.isArray(texts)) return Promise.reject(new TypeError('embed() takes an array of strings'));
+    const notText = texts.findIndex((text) => typeof text !== 'string');
+    if (notText >= 0) return Promise.reject(new TypeError(`embed(): texts[${notText}] is not a string`));
+    if (this.closed) return Promise.reject(this.closedError());
+    if (texts.length === 0) return Promise.resolve([]);
+
+    return new Promise<Float32Array[]>((resolve, reject) => {
+      const request: EmbedRequest = { results: new Array(texts.length), remaining: texts.length, settled: false, resolve, reject };
+      texts.forEach((text, index) => this.queue.push({ request, index, text }));
+      this.startWorkers();
+      this.dispatch();
+    });
+  }
+
+  /** Starts the workers and waits until the model is loaded (a tiny embedding goes through). */
+  async warmup(): Promise<void> {
+    await this.embed(['warmup']);
+  }
+
+  stats(): EmbedderStats {
+    const count = (state: PoolWorker['state']) => this.workers.filter((w) => w.state === state).length;
+    return {
+      threads: this.threads,
+      ready: count('idle') + count('busy'),
+      loading: count('loading'),
+      queued: this.queue.length,
+      inFlight: this.workers.reduce((sum, w) => sum + (w.batch?.items.length ?? 0), 0),
+      crashes: this.crashes,
+      lastLoadMs: this.lastLoadMs,
+      pids: this.workers.flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid])),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const error = this.closedError();
+    this.failQueue(error);
+    const workers = this.workers;
+    this.workers = [];
+    await Promise.all(
+      workers.map(async (entry) => {
+        if (entry.batch) this.failBatch(entry.batch, error);
+        entry.batch = undefined;
+        entry.state = 'stopped';
+        this.setRef(entry, true); // keep this process up until the worker is gone
+        entry.child.kill('SIGKILL');
+        await entry.exited;
+      }),
+    );
+  }
+
+  private closedError(): EmbedderUnavailableError {
+    return new EmbedderUnavailableError('closed', 'the embedder was closed');
+  }
+
+  /** Brings the pool up to `threads` workers while there is work, unless the model is missing. */
+  private startWorkers(): void {
+    if (this.closed || this.queue.length === 0 || this.workers.length >= this.threads) return;
+    if (!this.allowRemote) {
+      const missing = missingModelFiles(this.modelsRoot, this.modelId);
+      if (missing.length) {
+        if (this.workers.length === 0) {
+          this.failQueue(
+            new EmbedderUnavailableError(
+              'model_missing',
+              `the embedding model ${this.modelId} (${this.dtype}) is not installed in ${this.modelsRoot} ` +
+                `(missing ${missing.join(', ')}): run \`npm run fetch-model\` (or set EMBEDDING_MODEL_DIR ` +
+                'to the models folder it filled, or EMBEDDING_ALLOW_REMOTE=true to download from the Hugging Face Hub)',
+            ),
+          );
+        }
+        return;
+      }
+    }
+    while (this.workers.length < this.threads) this.spawn();
+  }
+
+  private spawn(): void {
+    const config: EmbeddingWorkerConfig = {
+      modelId: this.modelId,
+      dtype: this.dtype,
+      modelsRoot: this.modelsRoot,
+      allowRemote: this.allowRemote,
+      maxTokens: EMBEDDING_MAX_TOKENS,
+      intraOpThreads: this.intraOpThreads,
+    };
+    // No inherited execArgv (a parent's --inspect would collide); output goes to this process's.
+    const child = fork(WORKER_PATH, [JSON.stringify(config)], {
+      execArgv: [],
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let markExited!: () => void;
+    const entry: PoolWorker = {
+      child,
+      state: 'loading',
+      batch: undefined,
+      error: undefined,
+      exited: new Promise((resolve) => (markExited = resolve)),
+    };
+    this.workers.push(entry);
+    child.on('message', (message: WorkerMessage) => this.onMessage(entry, message));
+    child.on('error', (error) => {
+      entry.error = error;
+      if (child.pid === undefined) {
+        // It never started, so no `exit` event will come.
+        markExited();
+        this.onExit(entry, null, null);
+      } else if (child.exitCode === null && child.signalCode === null) {
+        // An IPC send failed: end it; its `exit` event reports the failure.
+        child.kill('SIGKILL');
+      }
+    });
+    child.on('exit', (code, signal) => {
+      markExited();
+      this.onExit(entry, code, signal);
+    });
+  }
+
+  private onMessage(entry: PoolWorker, message: WorkerMessage): void {
+    if (entry.state === 'stopped') return;
+    switch (message.type) {
+      case 'ready':
+        this.lastLoadMs = message.loadMs;
+        this.becomeIdle(entry);
+        this.dispatch();
+        return;
+      case 'load-error': {
+        // The worker exits by itself; without a working worker the queued texts cannot be served.
+        this.remove(entry);
+        const error = new EmbedderUnavailableError(
+          'load_failed',
+          `the embedding model ${this.modelId} (${this.dtype}) could not be loaded from ${this.modelsRoot}: ` +
+            `${message.message} (run \`npm run fetch-model\` to reinstall it)`,
+          { cause: Object.assign(new Error(message.message), { stack: message.stack }) },
+        );
+        if (!this.workers.some((w) => w.state !== 'stopped')) this.failQueue(error);
+        return;
+      }
+      case 'result': {
+        const batch = this.takeBatch(entry, message.id);
+        if (!batch) return;
+        const { data, count, dimensions } = message;
+        if (count !== batch.items.length || dimensions !== this.dimensions || data.length !== count * dimensions) {
+          this.failBatch(batch, new Error(`the embedding worker answered ${count}×${dimensions} for ${batch.items.length} texts`));
+        } else {
+          batch.items.forEach((item, row) => this.deliver(item, data.slice(row * dimensions, (row + 1) * dimensions)));
+        }
+        this.becomeIdle(entry);
+        this.dispatch();
+        return;
+      }
+      case 'embed-error': {
+        const batch = this.takeBatch(entry, message.id);
+        if (batch) {
+          const error = new Error(`embedding failed: ${message.message}`);
+          if (message.stack) error.stack = message.stack;
+          this.failBatch(batch, error);
+        }
+        this.becomeIdle(entry);
+        this.dispatch();
+        return;
+      }
+    }
+  }
+
+  private onExit(entry: PoolWorker, code: number | null, signal: NodeJS.Signals | null): void {
+    if (entry.state === 'stopped') return; // closed, or it already reported a load error
+    const wasLoading = entry.state === 'loading';
+    const batch = entry.batch;
+    this.remove(entry);
+    this.crashes++;
+    const status = signal ? `was killed by ${signal}` : code === null ? 'could not be started' : `exited with code ${code}`;
+    const how = `${status}${entry.error ? ` (${entry.error.message})` : ''}`;
+    const error = new EmbedderUnavailableError(
+      wasLoading ? 'load_failed' : 'worker_crashed',
+      wasLoading
+        ? `the embedding worker ${how} while loading ${this.modelId} (${this.dtype})`
+        : `the embedding worker ${how} while embedding; it is being replaced`,
+      { cause: entry.error },
+    );
+    if (batch) this.failBatch(batch, error);
+    if (wasLoading) {
+      // Do not respawn in a loop: the queue fails now and the next request tries again.
+      if (!this.workers.some((w) => w.state !== 'stopped')) this.failQueue(error);
+      return;
+    }
+    // Replace it now so the pool stays at its size (loading takes well under a second).
+    if (!this.closed) this.spawn();
+    this.dispatch();
+  }
+
+  /** Hands batches to idle workers while there are texts queued. */
+  private dispatch(): void {
+    for (const entry of this.workers) {
+      if (this.queue.length === 0) return;
+      if (entry.state !== 'idle') continue;
+      const items = this.queue.splice(0, this.batchSize);
+      const batch: Batch = { id: this.nextBatchId++, items };
+      entry.batch = batch;
+      entry.state = 'busy';
+      this.setRef(entry, true);
+      const message: EmbedRequestMessage = { type: 'embed', id: batch.id, texts: items.map((item) => item.text) };
+      entry.child.send(message);
+    }
+  }
+
+  private takeBatch(entry: PoolWorker, id: number): Batch | undefined {
+    const batch = entry.batch;
+    if (!batch || batch.id !== id) return undefined;
+    entry.batch = undefined;
+    return batch;
+  }
+
+  private becomeIdle(entry: PoolWorker): void {
+    entry.state = 'idle';
+    this.setRef(entry, false);
+  }
+
+  /** A busy or loading worker keeps this process alive (its answer is awaited); an idle one does not. */
+  private setRef(entry: PoolWorker, ref: boolean): void {
+    const { child } = entry;
+    if (ref) {
+      child.ref();
+      child.channel?.ref();
+    } else {
+      child.unref();
+      child.channel?.unref();
+    }
+  }
+
+  private remove(entry: PoolWorker): void {
+    entry.state = 'stopped';
+    entry.batch = undefined;
+    this.workers = this.workers.filter((w) => w !== entry);
+  }
+
+  private deliver(item: Item, vector: Float32Array): void {
+    const { request } = item;
+    if (request.settled) return;
+    request.results[item.index] = vector;
+    if (--request.remaining === 0) {
+      request.settled = true;
+      request.resolve(request.results);
+    }
+  }
+
+  private failBatch(batch: Batch, error: Error): void {
+    for (const item of batch.items) this.failRequest(item.request, error);
+  }
+
+  private failQueue(error: Error): void {
+    const queue = this.queue;
+    this.queue = [];
+    for (const item of queue) this.failRequest(item.request, error);
+  }
+
+  /** Rejects a request once and drops its texts that are still queued. */
+  private failRequest(request: EmbedRequest, error: Error): void {
+    if (request.settled) return;
+    request.settled = true;
+    this.queue = this.queue.filter((item) => item.request !== request);
+    request.reject(error);
+  }
+}

@@ -1,0 +1,98 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Db } from '../db/database.js';
+import type { DocumentStatus } from '../db/schema.js';
+import { withTenant } from '../db/tenant.js';
+import { convertToMarkdownIsolated, isConversionError, type DocumentFormat } from './conversion/index.js';
+import type { Embedder } from './embedding/index.js';
+import { extractDocumentGraph } from './graph-extraction.js';
+import { embedDocument } from './knowledge.js';
+
+/** The `convertDocument` workflow's activities: a document from upload to searchable chunks. */
+
+export interface DocumentRef {
+  tenantId: string;
+  documentId: string;
+}
+
+const HEARTBEAT_EVERY_MS = 1000;
+
+/**
+ * Converts the stored upload to Markdown (a text upload already is), moving the document to
+ * `converting`. A file that cannot be converted fails the document with the converter's explanation and
+ * answers false; nothing is embedded.
+ */
+export async function convertDocumentSource(db: Db, ref: DocumentRef): Promise<boolean> {
+  const doc = await withTenant(db, ref.tenantId, async (tx) => {
+    await tx.updateTable('documents').set({ status: 'converting', updated_at: new Date() }).where('id', '=', ref.documentId).execute();
+    return tx.selectFrom('documents').select(['markdown', 'source', 'format', 'content_type', 'status']).where('id', '=', ref.documentId).executeTakeFirst();
+  });
+  if (!doc) throw ApplicationFailure.nonRetryable(`document ${ref.documentId} no longer exists`, 'DocumentMissing');
+  if (doc.markdown !== null) return true;
+  if (!doc.source) {
+    await setStatus(db, ref, 'failed', 'the upload is missing');
+    return false;
+  }
+  const context = Context.current();
+  const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    // In a worker thread with a heap cap, terminated at the deadline: a hostile file cannot stall this worker.
+    const { markdown, warnings } = await convertToMarkdownIsolated(doc.source, doc.format as DocumentFormat, {
+      signal: context.cancellationSignal,
+      contentType: doc.content_type ?? undefined,
+    });
+    // What the converter skipped (external links, text-less pages, cut-off sheets) is the document's note.
+    const note = warnings.length ? warnings.join(' ') : null;
+    await withTenant(db, ref.tenantId, (tx) => tx.updateTable('documents').set({ markdown, error: note, updated_at: new Date() }).where('id', '=', ref.documentId).execute());
+    return true;
+  } catch (err) {
+    if (!isConversionError(err)) throw err;
+    await setStatus(db, ref, 'failed', (err as Error).message);
+    return false;
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/** Chunks and embeds the Markdown. */
+export async function embedDocumentChunks(db: Db, embedder: Embedder, ref: DocumentRef): Promise<number> {
+  const context = Context.current();
+  return embedDocument(db, embedder, ref.tenantId, ref.documentId, () => context.heartbeat());
+}
+
+/** When the knowledge base extracts a graph: the document's entities and relations. */
+export async function extractGraph(db: Db, ref: DocumentRef): Promise<{ entities: number; relations: number } | null> {
+  const settings = await withTenant(db, ref.tenantId, (tx) =>
+    tx
+      .selectFrom('documents')
+      .innerJoin('knowledge_bases', 'knowledge_bases.id', 'documents.kb_id')
+      .select('knowledge_bases.graph')
+      .where('documents.id', '=', ref.documentId)
+      .executeTakeFirst(),
+  );
+  if (!settings?.graph) return null;
+  const context = Context.current();
+  return extractDocumentGraph(db, ref.tenantId, ref.documentId, settings.graph, context.cancellationSignal, () => context.heartbeat());
+}
+
+/** Marks the document failed (the workflow's last word when a step gave up). */
+export async function failDocument(db: Db, ref: DocumentRef & { error: string }): Promise<void> {
+  await setStatus(db, ref, 'failed', ref.error);
+}
+
+/** The end of processing: the document is `ready` (with `problem`, if any, as its note). */
+export async function markDocumentReady(db: Db, ref: DocumentRef & { problem: string | null }): Promise<void> {
+  await withTenant(db, ref.tenantId, (tx) =>
+    tx
+      .updateTable('documents')
+      .set((eb) => ({ status: 'ready', error: ref.problem ?? eb.ref('error'), updated_at: new Date() }))
+      .where('id', '=', ref.documentId)
+      .execute(),
+  );
+}
+
+async function setStatus(db: Db, ref: DocumentRef, status: DocumentStatus, error: string | null): Promise<void> {
+  await withTenant(db, ref.tenantId, (tx) =>
+    tx.updateTable('documents').set({ status, error, source: status === 'failed' ? null : undefined, updated_at: new Date() }).where('id', '=', ref.documentId).execute(),
+  );
+}

@@ -1,0 +1,168 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import { newId } from '../db/ids.js';
+import { withTenant } from '../db/tenant.js';
+import { chunkMarkdown } from './chunking/index.js';
+import { toPgVector, type Embedder } from './embedding/index.js';
+import { tuneVectorSearch } from './memory.js';
+
+/** Knowledge bases: chunking and embedding documents, and searching their chunks. */
+
+export const MAX_KNOWLEDGE_K = 50;
+const EMBED_BATCH = 32;
+
+export interface KnowledgeHit {
+  chunk_id: string;
+  content: string;
+  document_id: string;
+  title: string;
+  kb: string;
+  heading_path: string[];
+  similarity: number;
+  /** `vector` for a nearest neighbour; `graph` for a chunk reached through a related entity. */
+  via: 'vector' | 'graph';
+}
+
+export interface KnowledgeQuery {
+  query: string;
+  /** Limit the search to one knowledge base. */
+  kbId?: string;
+  k: number;
+  /** `graph` adds chunks that mention entities related to the nearest chunks' entities. */
+  mode: 'vector' | 'graph';
+  /** How many relation steps `graph` mode follows (1–3). */
+  hops: number;
+}
+
+/**
+ * Chunks the document's Markdown, embeds every chunk, and swaps in the new chunks (and the chunk count)
+ * in one transaction, so a retry never leaves a half-embedded document. `beat` is called between
+ * batches (activity heartbeats).
+ */
+export async function embedDocument(db: Db, embedder: Embedder, tenantId: string, documentId: string, beat: () => void = () => {}): Promise<number> {
+  const doc = await withTenant(db, tenantId, (tx) =>
+    tx.selectFrom('documents').select(['id', 'kb_id', 'markdown']).where('id', '=', documentId).executeTakeFirstOrThrow(),
+  );
+  const chunks = chunkMarkdown(doc.markdown ?? '');
+  const vectors: string[] = [];
+  for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
+    const batch = await embedder.embed(chunks.slice(i, i + EMBED_BATCH).map((c) => embeddingText(c.headingPath, c.content)));
+    vectors.push(...batch.map((v) => toPgVector(v)));
+    beat();
+  }
+  await withTenant(db, tenantId, async (tx) => {
+    await tx.deleteFrom('chunks').where('document_id', '=', documentId).execute();
+    if (chunks.length) {
+      await tx
+        .insertInto('chunks')
+        .values(
+          chunks.map((chunk, i) => ({
+            id: newId('chk'),
+            tenant_id: tenantId,
+            kb_id: doc.kb_id,
+            document_id: documentId,
+            index: chunk.index,
+            content: chunk.content,
+            heading_path: JSON.stringify(chunk.headingPath),
+            embedding: vectors[i]!,
+            embedding_model: embedder.modelId,
+            embedding_dtype: embedder.dtype,
+          })),
+        )
+        .execute();
+    }
+    await tx
+      .updateTable('documents')
+      .set({ chunk_count: chunks.length, source: null, updated_at: new Date() })
+      .where('id', '=', documentId)
+      .execute();
+  });
+  return chunks.length;
+}
+
+/** The heading path gives a chunk its context: "Install > Linux" says what a bare command list is about. */
+function embeddingText(headingPath: string[], content: string): string {
+  return headingPath.length ? `${headingPath.join(' > ')}\n\n${content}` : content;
+}
+
+/** The chunks nearest the query by cosine similarity (plus, in graph mode, their entities' neighbours). */
+export async function searchKnowledge(db: Db, embedder: Embedder, tenantId: string, q: KnowledgeQuery): Promise<KnowledgeHit[]> {
+  const [vector] = await embedder.embed([q.query]);
+  const literal = toPgVector(vector!);
+  return withTenant(db, tenantId, async (tx) => {
+    await tuneVectorSearch(tx);
+    const distance = sql<number>`chunks.embedding <=> ${literal}::vector`;
+    const base = () =>
+      tx
+        .selectFrom('chunks')
+        .innerJoin('documents', 'documents.id', 'chunks.document_id')
+        .innerJoin('knowledge_bases', 'knowledge_bases.id', 'chunks.kb_id')
+        .select(['chunks.id', 'chunks.content', 'chunks.document_id', 'chunks.heading_path', 'documents.title', 'knowledge_bases.name as kb', distance.as('distance')])
+        .where('chunks.tenant_id', '=', tenantId);
+    let nearest = base().orderBy(distance).limit(q.k);
+    if (q.kbId) nearest = nearest.where('chunks.kb_id', '=', q.kbId);
+    const hits = (await nearest.execute()).map((row) => hit(row, 'vector'));
+    if (q.mode !== 'graph' || hits.length === 0) return hits;
+
+    const related = await relatedChunkIds(tx, tenantId, hits.map((h) => h.chunk_id), q.hops);
+    const extra = related.filter((id) => !hits.some((h) => h.chunk_id === id));
+    if (extra.length === 0) return hits;
+    const graphHits = (await base().where('chunks.id', 'in', extra).execute()).map((row) => hit(row, 'graph'));
+    return [...hits, ...graphHits].sort((a, b) => b.similarity - a.similarity).slice(0, q.k + graphHits.length);
+  });
+}
+
+function hit(
+  row: { id: string; content: string; document_id: string; heading_path: string[]; title: string; kb: string; distance: number },
+  via: KnowledgeHit['via'],
+): KnowledgeHit {
+  return {
+    chunk_id: row.id,
+    content: row.content,
+    document_id: row.document_id,
+    title: row.title,
+    kb: row.kb,
+    heading_path: row.heading_path,
+    similarity: 1 - Number(row.distance),
+    via,
+  };
+}
+
+/** Chunks mentioning entities within `hops` relation steps of the entities the given chunks mention. */
+async function relatedChunkIds(tx: Parameters<Parameters<typeof withTenant>[2]>[0], tenantId: string, chunkIds: string[], hops: number): Promise<string[]> {
+  const entities = await tx
+    .selectFrom('kb_entities')
+    .select(['name', 'kb_id'])
+    .where('tenant_id', '=', tenantId)
+    .where(sql<boolean>`chunk_ids ?| ${sql.val(chunkIds)}::text[]`)
+    .execute();
+  let frontier = new Set(entities.map((e) => e.name.toLowerCase()));
+  const seen = new Set(frontier);
+  for (let step = 0; step < hops && frontier.size > 0; step++) {
+    const names = [...frontier];
+    const relations = await tx
+      .selectFrom('kb_relations')
+      .select(['source', 'target'])
+      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb.or([eb(eb.fn('lower', ['source']), 'in', names), eb(eb.fn('lower', ['target']), 'in', names)]))
+      .execute();
+    frontier = new Set();
+    for (const relation of relations) {
+      for (const name of [relation.source.toLowerCase(), relation.target.toLowerCase()]) {
+        if (!seen.has(name)) {
+          seen.add(name);
+          frontier.add(name);
+        }
+      }
+    }
+  }
+  const neighbours = [...seen].filter((name) => !entities.some((e) => e.name.toLowerCase() === name));
+  if (neighbours.length === 0) return [];
+  const rows = await tx
+    .selectFrom('kb_entities')
+    .select('chunk_ids')
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb(eb.fn('lower', ['name']), 'in', neighbours))
+    .execute();
+  return [...new Set(rows.flatMap((row) => row.chunk_ids))];
+}

@@ -1,0 +1,76 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import { newId } from '../db/ids.js';
+import { withTenant, type TenantTx } from '../db/tenant.js';
+import { toPgVector, type Embedder } from './embedding/index.js';
+
+/** Long-term memory, shared by the API and the `memory_*` built-in tools. */
+
+export const MAX_SEARCH_K = 50;
+
+export interface MemoryHit {
+  id: string;
+  content: string;
+  similarity: number;
+}
+
+/** Embeds first, then writes: an embedder failure leaves nothing behind. */
+export async function writeMemory(db: Db, embedder: Embedder, tenantId: string, content: string) {
+  const [vector] = await embedder.embed([content]);
+  return withTenant(db, tenantId, (tx) =>
+    tx
+      .insertInto('memories')
+      .values({
+        id: newId('mem'),
+        tenant_id: tenantId,
+        content,
+        embedding: toPgVector(vector!),
+        embedding_model: embedder.modelId,
+        embedding_dtype: embedder.dtype,
+      })
+      .returning(['id', 'content', 'created_at', 'updated_at'])
+      .executeTakeFirstOrThrow(),
+  );
+}
+
+/** Re-embeds and replaces the content; undefined when there is no such memory. */
+export async function rewriteMemory(db: Db, embedder: Embedder, tenantId: string, id: string, content: string) {
+  const [vector] = await embedder.embed([content]);
+  return withTenant(db, tenantId, (tx) =>
+    tx
+      .updateTable('memories')
+      .set({ content, embedding: toPgVector(vector!), embedding_model: embedder.modelId, embedding_dtype: embedder.dtype, updated_at: new Date() })
+      .where('id', '=', id)
+      .where('tenant_id', '=', tenantId)
+      .returning(['id', 'content', 'created_at', 'updated_at'])
+      .executeTakeFirst(),
+  );
+}
+
+/** The k memories nearest to the query by cosine similarity, best first. */
+export async function searchMemory(db: Db, embedder: Embedder, tenantId: string, query: string, k: number): Promise<MemoryHit[]> {
+  const [vector] = await embedder.embed([query]);
+  const literal = toPgVector(vector!);
+  return withTenant(db, tenantId, async (tx) => {
+    await tuneVectorSearch(tx);
+    const distance = sql<number>`embedding <=> ${literal}::vector`;
+    const rows = await tx
+      .selectFrom('memories')
+      .select(['id', 'content', distance.as('distance')])
+      .where('tenant_id', '=', tenantId)
+      .orderBy(distance)
+      .limit(k)
+      .execute();
+    return rows.map((row) => ({ id: row.id, content: row.content, similarity: 1 - Number(row.distance) }));
+  });
+}
+
+/**
+ * HNSW settings for this transaction: a wider candidate list than the default 40 (recall 0.97 rather
+ * than 0.86 at 100k vectors, DESIGN.md), and iterative scans so the tenant filter, applied after the
+ * index, still yields k rows.
+ */
+export async function tuneVectorSearch(tx: TenantTx): Promise<void> {
+  await sql`select set_config('hnsw.ef_search', '100', true)`.execute(tx);
+  await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(tx);
+}

@@ -1,0 +1,479 @@
+import { sql } from 'kysely';
+import { isTextFamily, isConversionError, sniffFormat, textToMarkdown, decodeText, type TextFormat } from '../../activities/conversion/index.js';
+import { MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { newId } from '../../db/ids.js';
+import type { DocumentRow, KnowledgeBase, KnowledgeGraphSettings } from '../../db/schema.js';
+import type { TenantTx } from '../../db/tenant.js';
+import { CONVERT_DOCUMENT_WORKFLOW, INGEST_TASK_QUEUE } from '../../workflows/convert-document-api.js';
+import { embedding } from '../embedder-errors.js';
+import { ApiError, notFound } from '../errors.js';
+import { readJsonBody } from '../middleware/json-body.js';
+import { defineOperation, type JsonSchema } from '../operation.js';
+import { deletionResult, listOf, page, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
+import { requestValidator } from '../validation.js';
+
+const TAG = 'Knowledge';
+const kbName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$' };
+const kbParams: JsonSchema = { type: 'object', required: ['kb'], properties: { kb: { type: 'string', minLength: 1 } } };
+const docParams: JsonSchema = {
+  type: 'object',
+  required: ['kb', 'documentId'],
+  properties: { kb: { type: 'string', minLength: 1 }, documentId: { type: 'string', minLength: 1 } },
+};
+const graphSettings: JsonSchema = {
+  type: ['object', 'null'],
+  required: ['model'],
+  additionalProperties: false,
+  description: 'Entity-relationship extraction for graph search: the model that reads each chunk (and, for `scripted`, its script). null turns it off.',
+  properties: { model: { type: 'string', minLength: 1 }, script: { type: 'array', items: { type: 'object' } } },
+};
+
+const kbSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'description', 'graph', 'document_count', 'created_at', 'updated_at'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    graph: { type: ['object', 'null'] },
+    document_count: { type: 'integer' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
+const documentSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'kb_id', 'title', 'filename', 'content_type', 'format', 'size_bytes', 'status', 'error', 'chunk_count', 'created_at', 'updated_at'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    kb_id: { type: 'string' },
+    title: { type: 'string' },
+    filename: { type: ['string', 'null'] },
+    content_type: { type: ['string', 'null'] },
+    format: { type: 'string', description: 'What the upload was recognised as: txt, md, html, csv, json, docx, pptx, xlsx, pdf, epub, odt, ... or unsupported.' },
+    size_bytes: { type: 'integer' },
+    status: { enum: ['accepted', 'queued', 'converting', 'ready', 'failed'] },
+    error: { type: ['string', 'null'], description: 'Why the document failed (or what went wrong without stopping it).' },
+    chunk_count: { type: 'integer' },
+    markdown: { type: ['string', 'null'], description: 'The converted text; only with `?markdown=true`.' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+const documentBody: JsonSchema = { type: 'object', required: ['document'], additionalProperties: false, properties: { document: documentSchema } };
+
+function kbJson(kb: KnowledgeBase & { document_count?: number | string | null }) {
+  return {
+    id: kb.id,
+    name: kb.name,
+    description: kb.description,
+    graph: kb.graph,
+    document_count: Number(kb.document_count ?? 0),
+    created_at: kb.created_at.toISOString(),
+    updated_at: kb.updated_at.toISOString(),
+  };
+}
+
+type DocumentListing = Omit<DocumentRow, 'source' | 'markdown'> & { markdown?: string | null };
+
+function documentJson(doc: DocumentListing) {
+  return {
+    id: doc.id,
+    kb_id: doc.kb_id,
+    title: doc.title,
+    filename: doc.filename,
+    content_type: doc.content_type,
+    format: doc.format,
+    size_bytes: doc.size_bytes,
+    status: doc.status,
+    error: doc.error,
+    chunk_count: doc.chunk_count,
+    ...(doc.markdown !== undefined && { markdown: doc.markdown }),
+    created_at: doc.created_at.toISOString(),
+    updated_at: doc.updated_at.toISOString(),
+  };
+}
+
+const DOCUMENT_COLUMNS = ['id', 'tenant_id', 'kb_id', 'title', 'filename', 'content_type', 'format', 'size_bytes', 'status', 'error', 'chunk_count', 'created_at', 'updated_at'] as const;
+
+/** A knowledge base by name (or id). */
+export async function findKnowledgeBase(tx: TenantTx, tenantId: string, ref: string): Promise<KnowledgeBase> {
+  const kb = await tx
+    .selectFrom('knowledge_bases')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([eb('name', '=', ref), eb('id', '=', ref)]))
+    .orderBy(sql`name = ${ref}`, 'desc')
+    .executeTakeFirst();
+  if (!kb) throw notFound('knowledge base', ref);
+  return kb;
+}
+
+export const listKnowledgeBases = defineOperation<Record<string, never>, PageQuery>({
+  operationId: 'listKnowledgeBases',
+  method: 'get',
+  path: '/v1/knowledge',
+  tag: TAG,
+  summary: 'Knowledge bases, oldest first',
+  access: 'key',
+  query: pageQuery,
+  responses: { 200: { description: 'A page of knowledge bases', schema: listOf('knowledge_bases', kbSchema) } },
+  handler: async ({ query, caller, tenant }) => {
+    const rows = await tenant((tx) => {
+      let q = tx
+        .selectFrom('knowledge_bases')
+        .selectAll('knowledge_bases')
+        .select((eb) => eb.selectFrom('documents').select(eb.fn.countAll<number>().as('n')).whereRef('documents.kb_id', '=', 'knowledge_bases.id').as('document_count'))
+        .where('tenant_id', '=', caller.tenantId)
+        .orderBy('id')
+        .limit(query.limit + 1);
+      if (query.cursor) q = q.where('id', '>', query.cursor);
+      return q.execute();
+    });
+    const { items, nextCursor } = page(rows, query.limit);
+    return { status: 200, body: { knowledge_bases: items.map(kbJson), next_cursor: nextCursor } };
+  },
+});
+
+export const createKnowledgeBase = defineOperation<Record<string, never>, unknown, { name: string; description?: string; graph?: KnowledgeGraphSettings | null }>({
+  operationId: 'createKnowledgeBase',
+  method: 'post',
+  path: '/v1/knowledge',
+  tag: TAG,
+  summary: 'Create a knowledge base, or return the existing one with this name',
+  access: 'key',
+  body: {
+    type: 'object',
+    required: ['name'],
+    additionalProperties: false,
+    properties: { name: kbName, description: { type: 'string', maxLength: 10_000 }, graph: graphSettings },
+  },
+  responses: {
+    201: { description: 'Created', schema: kbUpsert() },
+    200: { description: 'A knowledge base with this name existed; it is returned unchanged', schema: kbUpsert() },
+  },
+  handler: async ({ body, caller, tenant }) => {
+    const { kb, created } = await tenant(async (tx) => {
+      const inserted = await tx
+        .insertInto('knowledge_bases')
+        .values({ id: newId('kb'), tenant_id: caller.tenantId, name: body.name, description: body.description ?? null, graph: body.graph ? JSON.stringify(body.graph) : null })
+        .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      return { kb: inserted ?? (await findKnowledgeBase(tx, caller.tenantId, body.name)), created: Boolean(inserted) };
+    });
+    return { status: created ? 201 : 200, body: { knowledge_base: kbJson(kb), created } };
+  },
+});
+
+function kbUpsert(): JsonSchema {
+  return { type: 'object', required: ['knowledge_base', 'created'], additionalProperties: false, properties: { knowledge_base: kbSchema, created: { type: 'boolean' } } };
+}
+
+export const updateKnowledgeBase = defineOperation<{ kb: string }, unknown, { name?: string; description?: string | null; graph?: KnowledgeGraphSettings | null }>({
+  operationId: 'updateKnowledgeBase',
+  method: 'patch',
+  path: '/v1/knowledge/{kb}',
+  tag: TAG,
+  summary: 'Rename or re-describe a knowledge base, or change its graph extraction',
+  description: 'A new `graph` setting applies to documents uploaded from then on.',
+  access: 'key',
+  params: kbParams,
+  body: {
+    type: 'object',
+    minProperties: 1,
+    additionalProperties: false,
+    properties: { name: kbName, description: { type: ['string', 'null'], maxLength: 10_000 }, graph: graphSettings },
+  },
+  errors: ['not_found', 'conflict'],
+  responses: {
+    200: { description: 'The knowledge base', schema: { type: 'object', required: ['knowledge_base'], additionalProperties: false, properties: { knowledge_base: kbSchema } } },
+  },
+  handler: async ({ params, body, caller, tenant }) => {
+    try {
+      const kb = await tenant(async (tx) => {
+        const found = await findKnowledgeBase(tx, caller.tenantId, params.kb);
+        return tx
+          .updateTable('knowledge_bases')
+          .set({
+            ...(body.name !== undefined && { name: body.name }),
+            ...(body.description !== undefined && { description: body.description }),
+            ...(body.graph !== undefined && { graph: body.graph ? JSON.stringify(body.graph) : null }),
+            updated_at: new Date(),
+          })
+          .where('id', '=', found.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+      });
+      return { status: 200, body: { knowledge_base: kbJson(kb) } };
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ApiError('conflict', `a knowledge base named '${body.name}' already exists`);
+      throw err;
+    }
+  },
+});
+
+export const deleteKnowledgeBase = defineOperation<{ kb: string }>({
+  operationId: 'deleteKnowledgeBase',
+  method: 'delete',
+  path: '/v1/knowledge/{kb}',
+  tag: TAG,
+  summary: 'Delete a knowledge base with its documents, chunks and graph',
+  access: 'key',
+  params: kbParams,
+  errors: ['not_found'],
+  responses: { 200: { description: 'Deleted', schema: deletionResult } },
+  handler: async ({ params, caller, tenant }) => {
+    const id = await tenant(async (tx) => {
+      const kb = await findKnowledgeBase(tx, caller.tenantId, params.kb);
+      await tx.deleteFrom('knowledge_bases').where('id', '=', kb.id).execute();
+      return kb.id;
+    });
+    return { status: 200, body: { deleted: true, id } };
+  },
+});
+
+export const listDocuments = defineOperation<{ kb: string }, PageQuery>({
+  operationId: 'listDocuments',
+  method: 'get',
+  path: '/v1/knowledge/{kb}/documents',
+  tag: TAG,
+  summary: "A knowledge base's documents with their status, oldest first",
+  access: 'key',
+  params: kbParams,
+  query: pageQuery,
+  errors: ['not_found'],
+  responses: { 200: { description: 'A page of documents', schema: listOf('documents', documentSchema) } },
+  handler: async ({ params, query, caller, tenant }) => {
+    const rows = await tenant(async (tx) => {
+      const kb = await findKnowledgeBase(tx, caller.tenantId, params.kb);
+      let q = tx.selectFrom('documents').select(DOCUMENT_COLUMNS).where('kb_id', '=', kb.id).orderBy('id').limit(query.limit + 1);
+      if (query.cursor) q = q.where('id', '>', query.cursor);
+      return q.execute();
+    });
+    const { items, nextCursor } = page(rows, query.limit);
+    return { status: 200, body: { documents: items.map(documentJson), next_cursor: nextCursor } };
+  },
+});
+
+const textDocumentBody: JsonSchema = {
+  type: 'object',
+  required: ['title', 'text'],
+  additionalProperties: false,
+  properties: {
+    title: { type: 'string', minLength: 1, maxLength: 500 },
+    text: { type: 'string', minLength: 1 },
+    format: { enum: ['md', 'txt', 'html'], default: 'md', description: 'How to read `text`: Markdown (default), plain text or HTML.' },
+  },
+};
+const validateTextDocument = requestValidator('body', textDocumentBody);
+
+export const addDocument = defineOperation<{ kb: string }>({
+  operationId: 'addDocument',
+  method: 'post',
+  path: '/v1/knowledge/{kb}/documents',
+  tag: TAG,
+  summary: 'Add a document: JSON `title` + `text`, or a multipart `file` (up to 4 MB)',
+  description:
+    'Answers at once with the document. Text-family files (txt, md, csv, json, html, xml, ...) are decoded on the spot; ' +
+    'other formats (docx, pptx, xlsx, pdf, epub, odt, odp, ods) are converted to Markdown in the background. Follow ' +
+    '`status`: accepted → queued → converting → ready, or failed with a human-readable `error`.',
+  access: 'key',
+  params: kbParams,
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': { schema: textDocumentBody },
+      'multipart/form-data': {
+        schema: {
+          type: 'object',
+          required: ['file'],
+          properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', maxLength: UPLOAD_LIMIT_BYTES }, title: { type: 'string' } },
+        },
+      },
+    },
+  },
+  errors: ['not_found', 'invalid_request', 'payload_too_large', 'unsupported_media_type'],
+  responses: { 202: { description: 'Accepted; processing continues in the background', schema: documentBody } },
+  handler: async ({ params, caller, tenant, deps, koa }) => {
+    const kb = await tenant((tx) => findKnowledgeBase(tx, caller.tenantId, params.kb));
+    const upload = await readDocumentUpload(koa);
+    const doc = await tenant((tx) =>
+      tx
+        .insertInto('documents')
+        .values({ id: newId('doc'), tenant_id: caller.tenantId, kb_id: kb.id, ...upload })
+        .returning(DOCUMENT_COLUMNS)
+        .executeTakeFirstOrThrow(),
+    );
+    if (doc.status === 'failed') return { status: 202, body: { document: documentJson(doc) } };
+
+    await deps.temporal.workflow.start(CONVERT_DOCUMENT_WORKFLOW, {
+      workflowId: `ingest-${doc.id}`,
+      taskQueue: INGEST_TASK_QUEUE,
+      args: [{ tenantId: caller.tenantId, documentId: doc.id }],
+    });
+    const queued = await tenant((tx) =>
+      tx
+        .updateTable('documents')
+        .set({ status: 'queued', updated_at: new Date() })
+        .where('id', '=', doc.id)
+        .where('status', '=', 'accepted')
+        .returning(DOCUMENT_COLUMNS)
+        .executeTakeFirst(),
+    );
+    return { status: 202, body: { document: documentJson(queued ?? doc) } };
+  },
+});
+
+/**
+ * Text-family uploads up to this size are decoded and turned into Markdown during the request; larger
+ * ones (a 4 MB HTML page takes seconds) go to the background conversion like any other file.
+ */
+const INLINE_TEXT_LIMIT_BYTES = 256 * 1024;
+
+/**
+ * The upload as a document row: small text-family content decoded to Markdown now, anything else kept
+ * as the file for the background conversion, and what cannot be read a `failed` document with the reason.
+ */
+async function readDocumentUpload(koa: Parameters<typeof readUpload>[0]) {
+  if (koa.is('multipart/form-data')) {
+    const file = await readUpload(koa, 'file');
+    const sniff = await sniffFormat(file.bytes, file.filename, file.contentType);
+    const base = { title: file.fields.title || file.filename, filename: file.filename, content_type: file.contentType ?? null, format: sniff.format, size_bytes: file.bytes.length };
+    if (sniff.format === 'unsupported' || sniff.failure) {
+      const reason = sniff.failure?.message ?? `this file type is not supported (${file.contentType ?? 'unknown type'})`;
+      return { ...base, status: 'failed' as const, error: reason, source: null, markdown: null };
+    }
+    if (isTextFamily(sniff.format) && file.bytes.length <= INLINE_TEXT_LIMIT_BYTES) {
+      return { ...base, ...textToDocument(decodeText(file.bytes, file.contentType), sniff.format) };
+    }
+    return { ...base, status: 'accepted' as const, error: null, source: file.bytes, markdown: null };
+  }
+  const body = await readJsonBody(koa);
+  validateTextDocument(body);
+  const { title, text, format } = body as { title: string; text: string; format: TextFormat };
+  return { title, filename: null, content_type: null, format, size_bytes: Buffer.byteLength(text), ...textToDocument(text, format) };
+}
+
+function textToDocument(text: string, format: TextFormat) {
+  try {
+    const { markdown } = textToMarkdown(text, format);
+    return { status: 'accepted' as const, error: null, source: null, markdown };
+  } catch (err) {
+    if (!isConversionError(err)) throw err;
+    return { status: 'failed' as const, error: (err as Error).message, source: null, markdown: null };
+  }
+}
+
+export const getDocument = defineOperation<{ kb: string; documentId: string }, { markdown?: boolean }>({
+  operationId: 'getDocument',
+  method: 'get',
+  path: '/v1/knowledge/{kb}/documents/{documentId}',
+  tag: TAG,
+  summary: 'A document and its status (with `?markdown=true`, its converted text)',
+  access: 'key',
+  params: docParams,
+  query: { type: 'object', additionalProperties: false, properties: { markdown: { type: 'boolean', default: false } } },
+  errors: ['not_found'],
+  responses: { 200: { description: 'The document', schema: documentBody } },
+  handler: async ({ params, query, caller, tenant }) => {
+    const doc = await tenant(async (tx) => {
+      const kb = await findKnowledgeBase(tx, caller.tenantId, params.kb);
+      return tx
+        .selectFrom('documents')
+        .select([...DOCUMENT_COLUMNS, 'markdown'])
+        .where('id', '=', params.documentId)
+        .where('kb_id', '=', kb.id)
+        .executeTakeFirst();
+    });
+    if (!doc) throw notFound('document', params.documentId);
+    const { markdown, ...rest } = doc;
+    return { status: 200, body: { document: documentJson(query.markdown ? { ...rest, markdown } : rest) } };
+  },
+});
+
+export const deleteDocument = defineOperation<{ kb: string; documentId: string }>({
+  operationId: 'deleteDocument',
+  method: 'delete',
+  path: '/v1/knowledge/{kb}/documents/{documentId}',
+  tag: TAG,
+  summary: 'Delete a document with its chunks',
+  access: 'key',
+  params: docParams,
+  errors: ['not_found'],
+  responses: { 200: { description: 'Deleted', schema: deletionResult } },
+  handler: async ({ params, caller, tenant }) => {
+    const deleted = await tenant(async (tx) => {
+      const kb = await findKnowledgeBase(tx, caller.tenantId, params.kb);
+      return tx.deleteFrom('documents').where('id', '=', params.documentId).where('kb_id', '=', kb.id).returning('id').executeTakeFirst();
+    });
+    if (!deleted) throw notFound('document', params.documentId);
+    return { status: 200, body: { deleted: true, id: deleted.id } };
+  },
+});
+
+const hitSchema: JsonSchema = {
+  type: 'object',
+  required: ['content', 'document_id', 'similarity', 'chunk_id', 'title', 'kb', 'heading_path', 'via'],
+  additionalProperties: false,
+  properties: {
+    content: { type: 'string' },
+    document_id: { type: 'string' },
+    similarity: { type: 'number', description: 'Cosine similarity to the query, 1 at best.' },
+    chunk_id: { type: 'string' },
+    title: { type: 'string', description: "The document's title." },
+    kb: { type: 'string', description: "The knowledge base's name." },
+    heading_path: { type: 'array', items: { type: 'string' } },
+    via: { enum: ['vector', 'graph'], description: '`graph`: reached through an entity related to a nearest chunk’s.' },
+  },
+};
+
+export const searchKnowledgeBases = defineOperation<Record<string, never>, unknown, { query: string; kb?: string; k: number; mode: 'vector' | 'graph'; hops: number }>({
+  operationId: 'searchKnowledge',
+  method: 'post',
+  path: '/v1/knowledge/search',
+  tag: TAG,
+  summary: 'The chunks most similar to a query (cosine), best first',
+  description:
+    '`mode: "graph"` also returns chunks that mention entities within `hops` relations of the entities in the nearest ' +
+    'chunks (knowledge bases with graph extraction), marked `via: "graph"`.',
+  access: 'key',
+  body: {
+    type: 'object',
+    required: ['query'],
+    additionalProperties: false,
+    properties: {
+      query: { type: 'string', minLength: 1, maxLength: 20_000 },
+      kb: { type: 'string', minLength: 1, description: 'Search this knowledge base only (name).' },
+      k: { type: 'integer', minimum: 1, maximum: MAX_KNOWLEDGE_K, default: 5 },
+      mode: { enum: ['vector', 'graph'], default: 'vector' },
+      hops: { type: 'integer', minimum: 1, maximum: 3, default: 1 },
+    },
+  },
+  errors: ['not_found', 'upstream_error'],
+  responses: {
+    200: { description: 'The hits', schema: { type: 'object', required: ['hits'], additionalProperties: false, properties: { hits: { type: 'array', items: hitSchema } } } },
+  },
+  handler: async ({ body, caller, tenant, deps }) => {
+    const kbId = body.kb ? (await tenant((tx) => findKnowledgeBase(tx, caller.tenantId, body.kb!))).id : undefined;
+    const hits = await embedding(() => searchKnowledge(deps.db, deps.embedder(), caller.tenantId, { query: body.query, kbId, k: body.k, mode: body.mode, hops: body.hops }));
+    return { status: 200, body: { hits } };
+  },
+});
+
+export default [
+  listKnowledgeBases,
+  createKnowledgeBase,
+  searchKnowledgeBases,
+  updateKnowledgeBase,
+  deleteKnowledgeBase,
+  listDocuments,
+  addDocument,
+  getDocument,
+  deleteDocument,
+];

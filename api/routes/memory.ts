@@ -1,0 +1,138 @@
+import { MAX_SEARCH_K, rewriteMemory, searchMemory, writeMemory } from '../../activities/memory.js';
+import { embedding } from '../embedder-errors.js';
+import { notFound } from '../errors.js';
+import { defineOperation, type JsonSchema } from '../operation.js';
+import { listOf, page, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+
+const TAG = 'Memory';
+const content: JsonSchema = { type: 'string', minLength: 1, maxLength: 20_000 };
+const idParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } };
+
+const memorySchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'content', 'created_at', 'updated_at'],
+  additionalProperties: false,
+  properties: { id: { type: 'string' }, content: { type: 'string' }, created_at: timestamp, updated_at: timestamp },
+};
+const memoryBody: JsonSchema = { type: 'object', required: ['memory'], additionalProperties: false, properties: { memory: memorySchema } };
+
+function memoryJson(row: { id: string; content: string; created_at: Date; updated_at: Date }) {
+  return { id: row.id, content: row.content, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
+}
+
+export const listMemories = defineOperation<Record<string, never>, PageQuery>({
+  operationId: 'listMemories',
+  method: 'get',
+  path: '/v1/memory',
+  tag: TAG,
+  summary: 'Memories, oldest first',
+  access: 'key',
+  query: pageQuery,
+  responses: { 200: { description: 'A page of memories', schema: listOf('memories', memorySchema) } },
+  handler: async ({ query, caller, tenant }) => {
+    const rows = await tenant((tx) => {
+      let q = tx.selectFrom('memories').select(['id', 'content', 'created_at', 'updated_at']).where('tenant_id', '=', caller.tenantId).orderBy('id').limit(query.limit + 1);
+      if (query.cursor) q = q.where('id', '>', query.cursor);
+      return q.execute();
+    });
+    const { items, nextCursor } = page(rows, query.limit);
+    return { status: 200, body: { memories: items.map(memoryJson), next_cursor: nextCursor } };
+  },
+});
+
+export const createMemory = defineOperation<Record<string, never>, unknown, { content: string }>({
+  operationId: 'createMemory',
+  method: 'post',
+  path: '/v1/memory',
+  tag: TAG,
+  summary: 'Remember something; it is embedded for semantic recall',
+  access: 'key',
+  body: { type: 'object', required: ['content'], additionalProperties: false, properties: { content } },
+  errors: ['upstream_error'],
+  responses: { 201: { description: 'Stored', schema: memoryBody } },
+  handler: async ({ body, caller, deps }) => {
+    const row = await embedding(() => writeMemory(deps.db, deps.embedder(), caller.tenantId, body.content));
+    return { status: 201, body: { memory: memoryJson(row) } };
+  },
+});
+
+export const searchMemories = defineOperation<Record<string, never>, unknown, { query: string; k: number }>({
+  operationId: 'searchMemory',
+  method: 'post',
+  path: '/v1/memory/search',
+  tag: TAG,
+  summary: 'The memories most similar to a query (cosine), best first',
+  access: 'key',
+  body: {
+    type: 'object',
+    required: ['query'],
+    additionalProperties: false,
+    properties: { query: { type: 'string', minLength: 1, maxLength: 20_000 }, k: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_K, default: 5 } },
+  },
+  errors: ['upstream_error'],
+  responses: {
+    200: {
+      description: 'The hits',
+      schema: {
+        type: 'object',
+        required: ['hits'],
+        additionalProperties: false,
+        properties: {
+          hits: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['id', 'content', 'similarity'],
+              additionalProperties: false,
+              properties: { id: { type: 'string' }, content: { type: 'string' }, similarity: { type: 'number' } },
+            },
+          },
+        },
+      },
+    },
+  },
+  handler: async ({ body, caller, deps }) => {
+    const hits = await embedding(() => searchMemory(deps.db, deps.embedder(), caller.tenantId, body.query, body.k));
+    return { status: 200, body: { hits } };
+  },
+});
+
+export const updateMemory = defineOperation<{ id: string }, unknown, { content: string }>({
+  operationId: 'updateMemory',
+  method: 'patch',
+  path: '/v1/memory/{id}',
+  tag: TAG,
+  summary: 'Rewrite a memory; it is embedded again (management keys only)',
+  access: 'management',
+  params: idParams,
+  body: { type: 'object', required: ['content'], additionalProperties: false, properties: { content } },
+  errors: ['not_found', 'upstream_error'],
+  responses: { 200: { description: 'The memory', schema: memoryBody } },
+  handler: async ({ params, body, caller, deps }) => {
+    const row = await embedding(() => rewriteMemory(deps.db, deps.embedder(), caller.tenantId, params.id, body.content));
+    if (!row) throw notFound('memory', params.id);
+    return { status: 200, body: { memory: memoryJson(row) } };
+  },
+});
+
+export const deleteMemory = defineOperation<{ id: string }>({
+  operationId: 'deleteMemory',
+  method: 'delete',
+  path: '/v1/memory/{id}',
+  tag: TAG,
+  summary: 'Forget a memory; idempotent (`deleted: false` when nothing was there)',
+  access: 'key',
+  params: idParams,
+  responses: {
+    200: {
+      description: 'Whether something was deleted',
+      schema: { type: 'object', required: ['deleted', 'id'], additionalProperties: false, properties: { deleted: { type: 'boolean' }, id: { type: 'string' } } },
+    },
+  },
+  handler: async ({ params, caller, tenant }) => {
+    const deleted = await tenant((tx) => tx.deleteFrom('memories').where('id', '=', params.id).where('tenant_id', '=', caller.tenantId).returning('id').executeTakeFirst());
+    return { status: 200, body: { deleted: Boolean(deleted), id: params.id } };
+  },
+});
+
+export default [listMemories, createMemory, searchMemories, updateMemory, deleteMemory];

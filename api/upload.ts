@@ -1,0 +1,80 @@
+import busboy from 'busboy';
+import type Koa from 'koa';
+import { ApiError } from './errors.js';
+
+/** Uploaded files are limited to 4 MB (the spec's Limits). */
+export const UPLOAD_LIMIT_BYTES = 4 * 1024 * 1024;
+/** Room for the multipart framing and small fields around the file. */
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+
+export interface UploadedFile {
+  filename: string;
+  contentType: string | undefined;
+  bytes: Buffer;
+  /** The other text fields of the form. */
+  fields: Record<string, string>;
+}
+
+/**
+ * Reads a `multipart/form-data` body with one file in `fieldName`. A body that declares more than the
+ * limit is refused before any of it is read; a file that turns out larger is refused as soon as it
+ * crosses the limit, so at most 4 MB is ever held in memory.
+ */
+export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<UploadedFile> {
+  const declared = Number(ctx.get('Content-Length') || 0);
+  if (declared > UPLOAD_LIMIT_BYTES + MULTIPART_OVERHEAD_BYTES) throw tooLarge();
+
+  return new Promise<UploadedFile>((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      // One byte over the limit, so a file of exactly the limit passes and the next byte trips `limit`.
+      parser = busboy({ headers: ctx.req.headers, limits: { fileSize: UPLOAD_LIMIT_BYTES + 1, files: 1, fields: 20, fieldSize: 64 * 1024 } });
+    } catch (err) {
+      reject(new ApiError('invalid_request', `malformed multipart body: ${(err as Error).message}`, { fields: [] }));
+      return;
+    }
+    const fields: Record<string, string> = {};
+    let file: Omit<UploadedFile, 'fields'> | undefined;
+    let failed = false;
+    const fail = (error: ApiError) => {
+      if (failed) return;
+      failed = true;
+      ctx.req.unpipe(parser);
+      ctx.req.resume();
+      reject(error);
+    };
+
+    parser.on('field', (name, value) => (fields[name] = value));
+    parser.on('file', (name, stream, info) => {
+      if (name !== fieldName) {
+        stream.resume();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > UPLOAD_LIMIT_BYTES) fail(tooLarge());
+        else chunks.push(chunk);
+      });
+      stream.on('limit', () => fail(tooLarge()));
+      stream.on('end', () => {
+        if (!failed) file = { filename: info.filename ?? 'upload', contentType: info.mimeType, bytes: Buffer.concat(chunks) };
+      });
+    });
+    parser.on('error', (err: Error) => fail(new ApiError('invalid_request', `malformed multipart body: ${err.message}`, { fields: [] })));
+    parser.on('close', () => {
+      if (failed) return;
+      if (!file) {
+        reject(new ApiError('invalid_request', `the form has no file in the "${fieldName}" field`, { fields: [{ field: `body.${fieldName}`, message: 'is required' }] }));
+        return;
+      }
+      resolve({ ...file, fields });
+    });
+    ctx.req.pipe(parser);
+  });
+}
+
+function tooLarge(): ApiError {
+  return new ApiError('payload_too_large', `uploaded files are limited to ${UPLOAD_LIMIT_BYTES} bytes (4 MB)`);
+}

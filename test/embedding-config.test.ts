@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { embeddingModelsRoot, EMBEDDING_MODEL_ID, missingModelFiles } from '../activities/embedding/index.js';
+import { allowRemoteFromEnv, embeddingThreadsFromEnv } from '../activities/embedding/config.js';
+
+const run = promisify(execFile);
+const script = path.resolve('scripts/fetch-embedder-model.sh');
+
+describe('embedding: configuration and the model fetch script', () => {
+  it('finds the models root from EMBEDDING_MODEL_DIR, XDG_CACHE_HOME or HOME', () => {
+    expect(embeddingModelsRoot({ EMBEDDING_MODEL_DIR: '/srv/models', HOME: '/home/u' })).to.equal('/srv/models');
+    expect(embeddingModelsRoot({ XDG_CACHE_HOME: '/c', HOME: '/home/u' })).to.equal('/c/agent-platform/models');
+    expect(embeddingModelsRoot({ HOME: '/home/u' })).to.equal('/home/u/.cache/agent-platform/models');
+  });
+
+  it('reads EMBEDDING_THREADS and EMBEDDING_ALLOW_REMOTE', () => {
+    expect(embeddingThreadsFromEnv({})).to.equal(1);
+    expect(embeddingThreadsFromEnv({ EMBEDDING_THREADS: '2' })).to.equal(2);
+    expect(() => embeddingThreadsFromEnv({ EMBEDDING_THREADS: '0' })).to.throw('EMBEDDING_THREADS');
+    expect(() => embeddingThreadsFromEnv({ EMBEDDING_THREADS: 'many' })).to.throw('EMBEDDING_THREADS');
+    expect(allowRemoteFromEnv({})).to.equal(false);
+    expect(allowRemoteFromEnv({ EMBEDDING_ALLOW_REMOTE: 'true' })).to.equal(true);
+    expect(allowRemoteFromEnv({ EMBEDDING_ALLOW_REMOTE: '1' })).to.equal(false);
+  });
+
+  it('npm run fetch-model only verifies a model that is already installed', async function () {
+    const root = embeddingModelsRoot();
+    if (missingModelFiles(root).length) throw new Error(`run npm run fetch-model first (${root})`);
+    const started = performance.now();
+    const { stderr } = await run('bash', [script], { env: { ...process.env, EMBEDDING_MODEL_DIR: root } });
+    expect(stderr).to.contain(`${EMBEDDING_MODEL_ID} is present and verified in ${root}`);
+    expect(performance.now() - started).to.be.below(5000);
+  });
+});

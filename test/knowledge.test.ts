@@ -1,0 +1,175 @@
+import { expect } from 'chai';
+import { call, newTenant } from './support/api.js';
+import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
+import { settledDocument, uploadFile } from './support/documents.js';
+import { testPlatform } from './support/global.js';
+import { stream } from './support/sse.js';
+
+const GUIDE = `# Gardening guide
+
+## Tomatoes
+
+Tomatoes need at least six hours of direct sunlight a day and deep, infrequent watering.
+
+## Roses
+
+Prune roses in late winter, just before new growth begins, cutting above an outward-facing bud.
+`;
+
+describe('knowledge', function () {
+  this.timeout(120_000);
+  let tenant: Awaited<ReturnType<typeof newTenant>>;
+  let key: string;
+  before(async () => {
+    tenant = await newTenant('knowledge');
+    key = tenant.key;
+  });
+
+  async function addText(kb: string, title: string, text: string, format?: string) {
+    const response = await call('POST', `/v1/knowledge/${kb}/documents`, { key, body: { title, text, ...(format && { format }) } });
+    expect(response.status, JSON.stringify(response.body)).to.equal(202);
+    expect(response.body.document.status).to.be.oneOf(['queued', 'converting', 'ready']);
+    return settledDocument(key, kb, response.body.document.id);
+  }
+
+  it('creates (201), returns existing by name (200), renames with PATCH (409 on a taken name)', async () => {
+    const created = await call('POST', '/v1/knowledge', { key, body: { name: 'handbook', description: 'company handbook' } });
+    expect(created.status).to.equal(201);
+    expect(created.body.knowledge_base).to.include({ name: 'handbook', description: 'company handbook', document_count: 0, graph: null });
+    const again = await call('POST', '/v1/knowledge', { key, body: { name: 'handbook' } });
+    expect(again.status).to.equal(200);
+    expect(again.body.knowledge_base.id).to.equal(created.body.knowledge_base.id);
+
+    await call('POST', '/v1/knowledge', { key, body: { name: 'taken' } });
+    expect((await call('PATCH', '/v1/knowledge/handbook', { key, body: { name: 'taken' } })).status).to.equal(409);
+    const renamed = await call('PATCH', '/v1/knowledge/handbook', { key, body: { name: 'staff-handbook', description: null } });
+    expect(renamed.body.knowledge_base).to.include({ name: 'staff-handbook', description: null });
+    expect((await call('PATCH', '/v1/knowledge/nothing', { key, body: { description: 'x' } })).status).to.equal(404);
+    expect((await call('POST', '/v1/knowledge', { key, body: { name: 'x', nope: 1 } })).status).to.equal(400);
+  });
+
+  it('makes a text document searchable: chunks with heading paths, hits with similarity', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'garden' } });
+    const doc = await addText('garden', 'Gardening guide', GUIDE);
+    expect(doc).to.include({ status: 'ready', error: null, format: 'md', title: 'Gardening guide' });
+    expect(doc.chunk_count).to.be.at.least(1);
+    expect(doc.markdown).to.include('Prune roses in late winter');
+
+    const search = await call('POST', '/v1/knowledge/search', { key, body: { query: 'when should I cut back my rose bushes?', kb: 'garden', k: 1 } });
+    expect(search.status).to.equal(200);
+    const [best] = search.body.hits;
+    expect(best).to.include({ document_id: doc.id, title: 'Gardening guide', kb: 'garden', via: 'vector' });
+    expect(best.content).to.include('Prune roses');
+    expect(best.heading_path).to.deep.equal(['Gardening guide', 'Roses']);
+
+    const listed = await call('GET', '/v1/knowledge/garden/documents', { key });
+    expect(listed.body.documents.map((d: { id: string }) => d.id)).to.deep.equal([doc.id]);
+    expect((await call('GET', '/v1/knowledge', { key })).body.knowledge_bases.find((k: { name: string }) => k.name === 'garden').document_count).to.equal(1);
+  });
+
+  it('searches every knowledge base unless scoped, defaults k to 5, and answers 404 for an unknown kb', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'many' } });
+    for (let i = 0; i < 6; i++) await addText('many', `note ${i}`, `Note ${i}: the shipment for order ${i} leaves on day ${i}.`);
+    const search = await call('POST', '/v1/knowledge/search', { key, body: { query: 'when does the order ship?' } });
+    expect(search.body.hits).to.have.length(5);
+    expect((await call('POST', '/v1/knowledge/search', { key, body: { query: 'x', kb: 'missing' } })).status).to.equal(404);
+    expect((await call('POST', '/v1/knowledge/search', { key, body: { query: 'x', k: 51 } })).status).to.equal(400);
+    expect((await call('POST', '/v1/knowledge/search', { key, body: {} })).status).to.equal(400);
+  });
+
+  it('takes an upload of exactly 4 MB and refuses 4 MB + 1 byte with 413', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'sizes' } });
+    const line = 'All work and no play makes a very dull document indeed.\n';
+    const limit = 4 * 1024 * 1024;
+    const exact = Buffer.alloc(limit, ' ');
+    for (let i = 0; i + line.length <= limit; i += 4096) exact.write(line, i);
+    const ok = await uploadFile(key, 'sizes', exact, 'dull.txt', 'text/plain');
+    expect(ok.status).to.equal(202);
+    expect(ok.body.document).to.include({ size_bytes: limit, format: 'txt' });
+
+    const over = await uploadFile(key, 'sizes', Buffer.concat([exact, Buffer.from('!')]), 'dull.txt', 'text/plain');
+    expect(over.status).to.equal(413);
+    expect(over.body.error.code).to.equal('payload_too_large');
+    const docs = (await call('GET', '/v1/knowledge/sizes/documents', { key })).body.documents;
+    expect(docs).to.have.length(1);
+    await settledDocument(key, 'sizes', ok.body.document.id, 180_000);
+  });
+
+  it('fails what it cannot read with an explanation, and embeds nothing', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'junk' } });
+    const random = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 251));
+    const upload = await uploadFile(key, 'junk', random, 'mystery.bin');
+    expect(upload.status).to.equal(202);
+    const doc = await settledDocument(key, 'junk', upload.body.document.id);
+    expect(doc.status).to.equal('failed');
+    expect(doc.error).to.be.a('string').and.not.equal('');
+    expect(doc.chunk_count).to.equal(0);
+    const chunks = await testPlatform().db.selectFrom('chunks').select('id').where('document_id', '=', doc.id).execute();
+    expect(chunks).to.deep.equal([]);
+  });
+
+  it('cascades a knowledge base delete to its documents and chunks; deletes one document', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'doomed' } });
+    const a = await addText('doomed', 'a', 'First document about apples.');
+    const b = await addText('doomed', 'b', 'Second document about bananas.');
+    expect((await call('DELETE', `/v1/knowledge/doomed/documents/${a.id}`, { key })).body).to.deep.equal({ deleted: true, id: a.id });
+    expect((await call('GET', `/v1/knowledge/doomed/documents/${a.id}`, { key })).status).to.equal(404);
+    const { db } = testPlatform();
+    expect(await db.selectFrom('chunks').select('id').where('document_id', '=', a.id).execute()).to.deep.equal([]);
+
+    expect((await call('DELETE', '/v1/knowledge/doomed', { key })).body.deleted).to.equal(true);
+    expect(await db.selectFrom('documents').select('id').where('id', '=', b.id).execute()).to.deep.equal([]);
+    expect(await db.selectFrom('chunks').select('id').where('document_id', '=', b.id).execute()).to.deep.equal([]);
+    expect((await call('GET', '/v1/knowledge/doomed/documents', { key })).status).to.equal(404);
+  });
+
+  it('keeps knowledge bases, documents and search to their tenant', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'private' } });
+    const doc = await addText('private', 'secret', 'The launch code word is pineapple.');
+    const other = await newTenant('knowledge-other');
+    expect((await call('GET', '/v1/knowledge', { key: other.key })).body.knowledge_bases).to.deep.equal([]);
+    for (const [method, path, body] of [
+      ['GET', '/v1/knowledge/private/documents', undefined],
+      ['GET', `/v1/knowledge/private/documents/${doc.id}`, undefined],
+      ['DELETE', `/v1/knowledge/private/documents/${doc.id}`, undefined],
+      ['PATCH', '/v1/knowledge/private', { description: 'mine now' }],
+      ['DELETE', '/v1/knowledge/private', undefined],
+      ['POST', '/v1/knowledge/search', { query: 'launch code', kb: 'private' }],
+    ] as const) {
+      expect((await call(method, path, { key: other.key, body })).status, `${method} ${path}`).to.equal(404);
+    }
+    expect((await call('POST', '/v1/knowledge/search', { key: other.key, body: { query: 'launch code word' } })).body.hits).to.deep.equal([]);
+  });
+
+  it('expands hits through related entities in graph mode', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'history', graph: { model: 'ollama/echo' } } });
+    const ada = await addText('history', 'Ada', 'Ada Lovelace wrote notes on the Analytical Engine, including an algorithm.');
+    const designed = await addText('history', 'Design', 'Charles Babbage designed the Analytical Engine in the 1830s.');
+    const born = await addText('history', 'Birth', 'Charles Babbage was born in London.');
+    for (const doc of [ada, designed, born]) expect(doc.error).to.equal(null);
+
+    const vector = await call('POST', '/v1/knowledge/search', { key, body: { query: 'Who was Ada Lovelace?', kb: 'history', k: 1 } });
+    expect(vector.body.hits.map((h: { document_id: string }) => h.document_id)).to.deep.equal([ada.id]);
+    const graph = await call('POST', '/v1/knowledge/search', { key, body: { query: 'Who was Ada Lovelace?', kb: 'history', k: 1, mode: 'graph' } });
+    const byVia = (via: string) => graph.body.hits.filter((h: { via: string }) => h.via === via).map((h: { document_id: string }) => h.document_id);
+    expect(byVia('vector')).to.deep.equal([ada.id]);
+    // Ada → Analytical Engine ← Charles Babbage: one hop from the hit's entities reaches Babbage's chunks.
+    expect(byVia('graph')).to.have.members([designed.id, born.id]);
+    const oneHopOnlyEngine = await call('POST', '/v1/knowledge/search', { key, body: { query: 'Who was Ada Lovelace?', kb: 'history', k: 1, mode: 'graph', hops: 2 } });
+    expect(oneHopOnlyEngine.status).to.equal(200);
+  });
+
+  it('answers knowledge_search inside runs', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'faq' } });
+    await addText('faq', 'Refunds', 'Refunds are issued within 14 days of the return arriving at our warehouse.');
+    const toolId = await createTool(key, { name: 'knowledge_search', kind: 'builtin', builtin: 'knowledge_search' });
+    const agentId = await publishAgent(key, 'support', scriptedGraph([
+      { tool_calls: [{ tool: 'knowledge_search', arguments: { query: 'how long do refunds take?', kb: 'faq', k: 1 } }] },
+      { text: 'Within 14 days.' },
+    ], [toolId]));
+    const response = await stream('POST', `/v1/agents/${agentId}/runs`, { key, body: { input: 'refund time?' } });
+    const { steps } = (await call('GET', `/v1/runs/${response.frames[0]!.data.run_id}`, { key })).body;
+    expect(steps[0].status).to.equal('completed');
+    expect(steps[0].result.hits[0].content).to.include('14 days');
+  });
+});
