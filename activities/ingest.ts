@@ -6,6 +6,7 @@ import { withTenant } from '../db/tenant.js';
 import { convertToMarkdownIsolated, isConversionError, type DocumentFormat } from './conversion/index.js';
 import type { Embedder } from './embedding/index.js';
 import { extractDocumentGraph } from './graph-extraction.js';
+import { isRetryableModelError } from './models/errors.js';
 import { embedDocument } from './knowledge.js';
 
 /** The `convertDocument` workflow's activities: a document from upload to searchable chunks. */
@@ -72,7 +73,13 @@ export async function extractGraph(db: Db, ref: DocumentRef): Promise<{ entities
   );
   if (!settings?.graph) return null;
   const context = Context.current();
-  return extractDocumentGraph(db, ref.tenantId, ref.documentId, settings.graph, context.cancellationSignal, () => context.heartbeat());
+  try {
+    return await extractDocumentGraph(db, ref.tenantId, ref.documentId, settings.graph, context.cancellationSignal, () => context.heartbeat());
+  } catch (err) {
+    // A model that cannot work (unknown provider, no API key) will not work on the next attempt either.
+    if (!isRetryableModelError(err)) throw ApplicationFailure.nonRetryable((err as Error).message, 'ModelConfiguration');
+    throw err;
+  }
 }
 
 /** Marks the document failed (the workflow's last word when a step gave up). */

@@ -159,6 +159,23 @@ describe('knowledge', function () {
     expect(oneHopOnlyEngine.status).to.equal(200);
   });
 
+  it('extracts the graph with the scripted model too, and notes (without failing) an extraction that breaks', async () => {
+    const extraction = { entities: [{ name: 'Otters', type: 'concept' }, { name: 'Kelp', type: 'concept' }], relations: [{ source: 'Otters', relation: 'shelter in', target: 'Kelp' }] };
+    await call('POST', '/v1/knowledge', { key, body: { name: 'scripted-graph', graph: { model: 'scripted', script: [{ text: JSON.stringify(extraction) }] } } });
+    const doc = await addText('scripted-graph', 'Otters', 'Sea otters wrap themselves in kelp to sleep.');
+    const { db } = testPlatform();
+    const entities = await db.selectFrom('kb_entities').select(['name', 'type']).where('document_id', '=', doc.id).orderBy('name').execute();
+    expect(entities).to.deep.equal([{ name: 'Kelp', type: 'concept' }, { name: 'Otters', type: 'concept' }]);
+    const relations = await db.selectFrom('kb_relations').select(['source', 'relation', 'target']).where('document_id', '=', doc.id).execute();
+    expect(relations).to.deep.equal(extraction.relations);
+
+    await call('PATCH', '/v1/knowledge/scripted-graph', { key, body: { graph: { model: 'nosuchprovider/model' } } });
+    const broken = await addText('scripted-graph', 'Broken', 'Otters again.');
+    expect(broken.status).to.equal('ready');
+    expect(broken.error).to.match(/^graph extraction failed/);
+    expect(broken.chunk_count).to.equal(1);
+  });
+
   it('answers knowledge_search inside runs', async () => {
     await call('POST', '/v1/knowledge', { key, body: { name: 'faq' } });
     await addText('faq', 'Refunds', 'Refunds are issued within 14 days of the return arriving at our warehouse.');
