@@ -1,3 +1,4 @@
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { JsonSchema } from './operation.js';
 
 /** Schemas shared by several operations. Each operation's own schemas live beside its handler. */
@@ -57,6 +58,17 @@ export const pageQuery: JsonSchema = {
 export interface PageQuery {
   limit: number;
   cursor?: string;
+}
+
+/**
+ * One page of a list in id order (ids sort by creation): the rows after `cursor`, and the cursor of the
+ * next page, found by fetching one row more than asked for.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table's select query
+export async function fetchPage<O extends { id: string }>(query: SelectQueryBuilder<any, any, O>, idColumn: string, { limit, cursor }: PageQuery) {
+  let q = query.orderBy(sql.ref(idColumn)).limit(limit + 1);
+  if (cursor) q = q.where(sql.ref(idColumn), '>', cursor);
+  return page(await q.execute(), limit);
 }
 
 /** Takes `limit + 1` rows and answers the page plus the cursor of the next one. */

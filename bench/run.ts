@@ -3,7 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentsList } from './agents-list.js';
+import { conversion } from './conversion.js';
+import { ingest } from './ingest.js';
 import { runs } from './runs.js';
+import { search } from './search.js';
 
 /**
  * `npm run bench`: runs every benchmark (or only those named on the command line, e.g.
@@ -96,7 +99,7 @@ export interface Benchmark {
   run(settings: BenchSettings): Promise<BenchmarkResult>;
 }
 
-const BENCHMARKS: Benchmark[] = [agentsList, runs];
+const BENCHMARKS: Benchmark[] = [agentsList, runs, ingest, search, conversion];
 
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 

@@ -4,7 +4,7 @@ import { newId } from '../../db/ids.js';
 import type { Agent, AgentGraph, AgentVersion } from '../../db/schema.js';
 import { ApiError, notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, page, pageQuery, refParams, timestamp, type PageQuery } from '../schemas.js';
+import { deletionResult, listOf, fetchPage, pageQuery, refParams, timestamp, type PageQuery } from '../schemas.js';
 import { isUniqueViolation } from '../../db/errors.js';
 
 const TAG = 'Agents';
@@ -126,12 +126,7 @@ export const listAgents = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of agents', schema: listOf('agents', agentSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const rows = await tenant((tx) => {
-      let q = selectAgents(tx, caller.tenantId).orderBy('agents.id').limit(query.limit + 1);
-      if (query.cursor) q = q.where('agents.id', '>', query.cursor);
-      return q.execute();
-    });
-    const { items, nextCursor } = page(rows, query.limit);
+    const { items, nextCursor } = await tenant((tx) => fetchPage(selectAgents(tx, caller.tenantId), 'agents.id', query));
     return { status: 200, body: { agents: items.map(agentJson), next_cursor: nextCursor } };
   },
 });

@@ -2,7 +2,7 @@ import { insertApiKey } from '../../db/api-keys.js';
 import type { ApiKey } from '../../db/schema.js';
 import { notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, page, pageQuery, refParams, timestamp, type PageQuery } from '../schemas.js';
+import { deletionResult, listOf, fetchPage, pageQuery, refParams, timestamp, type PageQuery } from '../schemas.js';
 
 const TAG = 'API keys';
 
@@ -41,12 +41,7 @@ export const listApiKeys = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of keys', schema: listOf('api_keys', apiKeySchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const rows = await tenant((tx) => {
-      let q = tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', caller.tenantId).orderBy('id').limit(query.limit + 1);
-      if (query.cursor) q = q.where('id', '>', query.cursor);
-      return q.execute();
-    });
-    const { items, nextCursor } = page(rows, query.limit);
+    const { items, nextCursor } = await tenant((tx) => fetchPage(tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', caller.tenantId), 'id', query));
     return { status: 200, body: { api_keys: items.map(apiKeyJson), next_cursor: nextCursor } };
   },
 });

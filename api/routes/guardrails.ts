@@ -5,7 +5,7 @@ import type { GuardrailRow } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant.js';
 import { invalidRequest, notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, page, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { deletionResult, listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
 import { requestValidator } from '../validation.js';
 
 const TAG = 'Guardrails';
@@ -81,12 +81,7 @@ export const listGuardrails = defineOperation<Record<string, never>, PageQuery>(
   query: pageQuery,
   responses: { 200: { description: 'A page of guardrails', schema: listOf('guardrails', guardrailSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const rows = await tenant((tx) => {
-      let q = tx.selectFrom('guardrails').selectAll().where('tenant_id', '=', caller.tenantId).orderBy('id').limit(query.limit + 1);
-      if (query.cursor) q = q.where('id', '>', query.cursor);
-      return q.execute();
-    });
-    const { items, nextCursor } = page(rows, query.limit);
+    const { items, nextCursor } = await tenant((tx) => fetchPage(tx.selectFrom('guardrails').selectAll().where('tenant_id', '=', caller.tenantId), 'id', query));
     return { status: 200, body: { guardrails: items.map(guardrailJson), next_cursor: nextCursor } };
   },
 });

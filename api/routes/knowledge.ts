@@ -10,7 +10,7 @@ import { embedding } from '../embedder-errors.js';
 import { ApiError, notFound } from '../errors.js';
 import { readJsonBody } from '../middleware/json-body.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, page, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { deletionResult, listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
 import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
 import { requestValidator } from '../validation.js';
 
@@ -124,18 +124,11 @@ export const listKnowledgeBases = defineOperation<Record<string, never>, PageQue
   query: pageQuery,
   responses: { 200: { description: 'A page of knowledge bases', schema: listOf('knowledge_bases', kbSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const rows = await tenant((tx) => {
-      let q = tx
+    const { items, nextCursor } = await tenant((tx) => fetchPage(tx
         .selectFrom('knowledge_bases')
         .selectAll('knowledge_bases')
         .select((eb) => eb.selectFrom('documents').select(eb.fn.countAll<number>().as('n')).whereRef('documents.kb_id', '=', 'knowledge_bases.id').as('document_count'))
-        .where('tenant_id', '=', caller.tenantId)
-        .orderBy('id')
-        .limit(query.limit + 1);
-      if (query.cursor) q = q.where('id', '>', query.cursor);
-      return q.execute();
-    });
-    const { items, nextCursor } = page(rows, query.limit);
+        .where('tenant_id', '=', caller.tenantId), 'id', query));
     return { status: 200, body: { knowledge_bases: items.map(kbJson), next_cursor: nextCursor } };
   },
 });
@@ -250,13 +243,10 @@ export const listDocuments = defineOperation<{ kb: string }, PageQuery>({
   errors: ['not_found'],
   responses: { 200: { description: 'A page of documents', schema: listOf('documents', documentSchema) } },
   handler: async ({ params, query, caller, tenant }) => {
-    const rows = await tenant(async (tx) => {
+    const { items, nextCursor } = await tenant(async (tx) => {
       const kb = await findKnowledgeBase(tx, caller.tenantId, params.kb);
-      let q = tx.selectFrom('documents').select(DOCUMENT_COLUMNS).where('kb_id', '=', kb.id).orderBy('id').limit(query.limit + 1);
-      if (query.cursor) q = q.where('id', '>', query.cursor);
-      return q.execute();
+      return fetchPage(tx.selectFrom('documents').select(DOCUMENT_COLUMNS).where('kb_id', '=', kb.id), 'id', query);
     });
-    const { items, nextCursor } = page(rows, query.limit);
     return { status: 200, body: { documents: items.map(documentJson), next_cursor: nextCursor } };
   },
 });

@@ -2,7 +2,7 @@ import { MAX_SEARCH_K, rewriteMemory, searchMemory, writeMemory } from '../../ac
 import { embedding } from '../embedder-errors.js';
 import { notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { listOf, page, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
 
 const TAG = 'Memory';
 const content: JsonSchema = { type: 'string', minLength: 1, maxLength: 20_000 };
@@ -30,12 +30,7 @@ export const listMemories = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of memories', schema: listOf('memories', memorySchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const rows = await tenant((tx) => {
-      let q = tx.selectFrom('memories').select(['id', 'content', 'created_at', 'updated_at']).where('tenant_id', '=', caller.tenantId).orderBy('id').limit(query.limit + 1);
-      if (query.cursor) q = q.where('id', '>', query.cursor);
-      return q.execute();
-    });
-    const { items, nextCursor } = page(rows, query.limit);
+    const { items, nextCursor } = await tenant((tx) => fetchPage(tx.selectFrom('memories').select(['id', 'content', 'created_at', 'updated_at']).where('tenant_id', '=', caller.tenantId), 'id', query));
     return { status: 200, body: { memories: items.map(memoryJson), next_cursor: nextCursor } };
   },
 });

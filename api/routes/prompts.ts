@@ -6,7 +6,7 @@ import type { Prompt, PromptVersion } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, page, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { deletionResult, listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
 
 const TAG = 'Prompts';
 
@@ -138,21 +138,14 @@ export const listPrompts = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of prompts', schema: listOf('prompts', promptSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const rows = await tenant((tx) => {
-      let q = tx
+    const { items, nextCursor } = await tenant((tx) => fetchPage(tx
         .selectFrom('prompts')
         .innerJoin('prompt_versions', (join) =>
           join.onRef('prompt_versions.prompt_id', '=', 'prompts.id').onRef('prompt_versions.version', '=', 'prompts.version'),
         )
         .selectAll('prompts')
         .select(['prompt_versions.id as version_id', 'prompt_versions.template', 'prompt_versions.description', 'prompt_versions.model', 'prompt_versions.created_at as version_created_at'])
-        .where('prompts.tenant_id', '=', caller.tenantId)
-        .orderBy('prompts.id')
-        .limit(query.limit + 1);
-      if (query.cursor) q = q.where('prompts.id', '>', query.cursor);
-      return q.execute();
-    });
-    const { items, nextCursor } = page(rows, query.limit);
+        .where('prompts.tenant_id', '=', caller.tenantId), 'prompts.id', query));
     const prompts = items.map((row) =>
       promptJson(row, { id: row.version_id, tenant_id: row.tenant_id, prompt_id: row.id, version: row.version, template: row.template, description: row.description, model: row.model, created_at: row.version_created_at }),
     );

@@ -5,7 +5,7 @@ import { newId } from '../../db/ids.js';
 import type { Tool, ToolKind } from '../../db/schema.js';
 import { invalidRequest, type FieldError } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { listOf, page, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
 
 const TAG = 'Tools';
 /** Header values are write-only: they often carry credentials. */
@@ -47,12 +47,7 @@ export const listTools = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of tools', schema: listOf('tools', toolSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const rows = await tenant((tx) => {
-      let q = tx.selectFrom('tools').selectAll().where('tenant_id', '=', caller.tenantId).orderBy('id').limit(query.limit + 1);
-      if (query.cursor) q = q.where('id', '>', query.cursor);
-      return q.execute();
-    });
-    const { items, nextCursor } = page(rows, query.limit);
+    const { items, nextCursor } = await tenant((tx) => fetchPage(tx.selectFrom('tools').selectAll().where('tenant_id', '=', caller.tenantId), 'id', query));
     return { status: 200, body: { tools: items.map(toolJson), next_cursor: nextCursor } };
   },
 });

@@ -29,7 +29,7 @@ export interface Expectation {
   setup?: { writeFile: string; content: string };
 }
 
-const norm = (text: string) => text.replace(/\s+/g, ' ').trim();
+export const norm = (text: string) => text.replace(/\s+/g, ' ').trim();
 const HEADING = /^\s{0,3}(#{1,6})\s+(.*)$/;
 const LIST_ITEM = /^\s*(?:[*+-]|\d{1,9}[.)])\s+/;
 
