@@ -6,7 +6,7 @@ import { DeltaBuffer } from './delta-buffer.js';
 import { enforceGuardrails } from './guardrail-checks.js';
 import { isRetryableModelError } from './models/errors.js';
 import { streamModelTurn } from './models/provider.js';
-import type { ModelTurnInput, ModelTurnResult } from './run-types.js';
+import type { GuardedTurnResult, ModelTurnInput } from './run-types.js';
 
 const HEARTBEAT_EVERY_MS = 1000;
 
@@ -19,7 +19,7 @@ const HEARTBEAT_EVERY_MS = 1000;
  * text is held, checked (redacted, or the run blocked), and only then released, as one delta. A client
  * can never have received a span that a guardrail later redacts.
  */
-export async function callModel(db: Db, input: ModelTurnInput): Promise<ModelTurnResult> {
+export async function callModel(db: Db, input: ModelTurnInput): Promise<GuardedTurnResult> {
   const context = Context.current();
   const append = (events: Parameters<typeof appendRunEventsNow>[3]) => appendRunEventsNow(db, input.tenantId, input.runId, events);
   if (context.info.attempt > 1) {
@@ -31,7 +31,7 @@ export async function callModel(db: Db, input: ModelTurnInput): Promise<ModelTur
   });
   const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
   const holdBack = input.outputGuardrails.length > 0;
-  let result: ModelTurnResult;
+  let result: GuardedTurnResult;
   try {
     result = await streamModelTurn(
       {
@@ -45,9 +45,10 @@ export async function callModel(db: Db, input: ModelTurnInput): Promise<ModelTur
       { signal: context.cancellationSignal, onTextDelta: (delta) => (holdBack ? undefined : deltas.push(delta)) },
     );
     if (holdBack && result.text) {
-      const checked = await enforceGuardrails(db, input, input.outputGuardrails, 'output', result.text, `turn:${input.turn}`, context.cancellationSignal);
-      result = { ...result, text: checked };
-      deltas.push(checked);
+      const spent = [{ model: input.model, usage: result.usage }];
+      const checked = await enforceGuardrails(db, input, input.outputGuardrails, 'output', result.text, `turn:${input.turn}`, context.cancellationSignal, spent);
+      result = { ...result, text: checked.text, guardrailTurns: checked.turns };
+      deltas.push(checked.text);
     }
     await deltas.flush();
   } catch (err) {

@@ -4,13 +4,20 @@ import type { Db } from '../db/database.js';
 import { appendRunEvents } from '../db/run-events.js';
 import { withTenant } from '../db/tenant.js';
 import { applyGuardrails, type Guardrail, type GuardrailOutcome, type GuardrailTrip } from './guardrails/index.js';
-import type { RunRef } from './run-types.js';
+import type { ModelTurnUsage, RunRef } from './run-types.js';
+
+export interface GuardedText {
+  text: string;
+  /** The semantic guardrails' decision-model calls, which count toward the run's usage and cost. */
+  turns: ModelTurnUsage[];
+}
 
 /**
  * Runs the guardrails that face `target` over `text` and records every trip on the run (its
  * `guardrail_trips` and a `guardrail.triggered` event). A block ends the run: it throws a non-retryable
- * `GuardrailBlocked` failure naming the guardrail. `scope` names the checked text (`input`, `turn:3`)
- * so a retried activity records each trip once.
+ * `GuardrailBlocked` failure naming the guardrail, whose details carry the model usage the run would
+ * otherwise lose: `spent` (the turn that produced the text) and the decision-model turns. `scope` names
+ * the checked text (`input`, `turn:3`) so a retried activity records each trip once.
  */
 export async function enforceGuardrails(
   db: Db,
@@ -20,11 +27,13 @@ export async function enforceGuardrails(
   text: string,
   scope: string,
   signal?: AbortSignal,
-): Promise<string> {
+  spent: ModelTurnUsage[] = [],
+): Promise<GuardedText> {
   const outcome = await applyGuardrails(guardrails, text, target, { signal });
   await recordTrips(db, ref, outcome.trips, scope);
-  if (outcome.blocked) throw blockedFailure(outcome);
-  return outcome.text;
+  const turns = outcome.decisionModelCalls.map((call) => ({ model: call.model, usage: call.usage }));
+  if (outcome.blocked) throw blockedFailure(outcome, [...spent, ...turns]);
+  return { text: outcome.text, turns };
 }
 
 async function recordTrips(db: Db, ref: RunRef, trips: GuardrailTrip[], scope: string): Promise<void> {
@@ -51,7 +60,12 @@ async function recordTrips(db: Db, ref: RunRef, trips: GuardrailTrip[], scope: s
   });
 }
 
-function blockedFailure(outcome: GuardrailOutcome): ApplicationFailure {
+function blockedFailure(outcome: GuardrailOutcome, turns: ModelTurnUsage[]): ApplicationFailure {
   const trip = outcome.blocked!;
-  return ApplicationFailure.nonRetryable(`blocked by guardrail '${trip.name}' (${trip.kind}, ${trip.target}): ${trip.detail}`, 'GuardrailBlocked');
+  return ApplicationFailure.create({
+    message: `blocked by guardrail '${trip.name}' (${trip.kind}, ${trip.target}): ${trip.detail}`,
+    type: 'GuardrailBlocked',
+    nonRetryable: true,
+    details: [turns],
+  });
 }

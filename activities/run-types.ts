@@ -72,11 +72,20 @@ export interface StepInput extends RunRef {
 
 export type StepOutcome = { ok: true; result: unknown } | { ok: false; error: string };
 
+/** One model call's usage, priced by its model: model turns, and guardrails' decision calls. */
+export interface ModelTurnUsage {
+  model: string;
+  usage: TurnUsage;
+}
+
 export interface FinishInput extends RunRef {
   status: 'completed' | 'failed' | 'cancelled';
   output: string | null;
   error: { code: string; message: string } | null;
-  turns: Array<{ model: string; usage: TurnUsage }>;
+  turns: ModelTurnUsage[];
 }
+
+/** A model turn, with the usage of the output guardrails' decision calls that checked its text. */
+export type GuardedTurnResult = ModelTurnResult & { guardrailTurns?: ModelTurnUsage[] };
 
 export type { ChatMessage, ModelTurnResult, ToolCall, TurnUsage };

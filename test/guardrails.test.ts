@@ -157,6 +157,21 @@ describe('guardrails', () => {
       expect(third.frames.at(-1)!.data.error.code).to.equal('invalid_graph');
     });
 
+    it('counts the decision model’s tokens in the run’s usage and cost, blocked or not', async () => {
+      const agentId = await publishAgent(key, 'costed', scriptedGraph([{ text: 'a fine answer', usage: { prompt_tokens: 1000, completion_tokens: 200 } }]));
+      for (const [score, status] of [['0.1', 'completed'], ['0.9', 'failed']] as const) {
+        await call('POST', '/v1/guardrails', {
+          key,
+          body: { name: 'rude', kind: 'semantic', target: 'output', config: { questions: { rude: 'The text is rude.' }, model: 'scripted', script: [{ text: `{"rude": ${score}}`, usage: { prompt_tokens: 100, completion_tokens: 10 } }] } },
+        });
+        const response = await stream('POST', `/v1/agents/${agentId}/runs`, { key, body: { input: 'hi' } });
+        const { run } = (await call('GET', `/v1/runs/${response.frames[0]!.data.run_id}`, { key })).body;
+        expect(run.status).to.equal(status);
+        // 1100 prompt tokens at $1.25/M and 210 completion tokens at $2.50/M.
+        expect(run.usage).to.include({ prompt_tokens: 1100, completion_tokens: 210, total_tokens: 1310, cost_usd: '0.0019' });
+      }
+    });
+
     it('decides semantic guardrails by threshold, and by failClosed when the decision model fails', async () => {
       const semantic = (name: string, score: string, extra: Record<string, unknown> = {}) =>
         call('POST', '/v1/guardrails', {

@@ -88,7 +88,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
         temperature: node.temperature,
         outputGuardrails,
       });
-      turns.push({ model: node.model, usage: result.usage });
+      turns.push({ model: node.model, usage: result.usage }, ...(result.guardrailTurns ?? []));
       if (result.toolCalls.length === 0) return result.text;
 
       messages.push({ role: 'assistant', content: result.text, toolCalls: result.toolCalls });
@@ -167,9 +167,12 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     // Plans recorded before guardrails existed have neither list (the history fixture holds one).
     outputGuardrails = runPlan.outputGuardrails ?? [];
     // Input guardrails see the run's input before any model does; a redaction is what the model gets.
-    let text = runPlan.inputGuardrails?.length
-      ? await bookkeeping.checkInput({ ...ref, text: runPlan.input, guardrails: runPlan.inputGuardrails })
-      : runPlan.input;
+    let text = runPlan.input;
+    if (runPlan.inputGuardrails?.length) {
+      const checked = await bookkeeping.checkInput({ ...ref, text, guardrails: runPlan.inputGuardrails });
+      turns.push(...checked.turns);
+      text = checked.text;
+    }
     for (const [i, node] of runPlan.nodes.entries()) {
       // The thread's earlier turns are the first node's context; later nodes see their input only.
       text = await runNode(node, text, i === 0 ? runPlan.history : []);
@@ -182,9 +185,19 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
       throw err;
     }
     const error = describeFailure(err);
+    turns.push(...guardrailTurnsOf(err));
     await finish({ status: 'failed', output: null, error });
     throw ApplicationFailure.nonRetryable(error.message, error.code);
   }
+}
+
+/** A guardrail's block carries the usage of the decision calls that made it (activities/guardrail-checks.ts). */
+function guardrailTurnsOf(err: unknown): FinishInput['turns'] {
+  let cause: unknown = err;
+  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== 'GuardrailBlocked') return [];
+  const [turns] = cause.details ?? [];
+  return Array.isArray(turns) ? (turns as FinishInput['turns']) : [];
 }
 
 /** The run's error: a stable code from the failure's type, and the innermost message. */
