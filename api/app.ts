@@ -1,8 +1,10 @@
 import Koa from 'koa';
 import type { AppDeps } from './deps.js';
 import { errorBodies } from './middleware/errors.js';
+import { mcpEndpoint } from './mcp/endpoint.js';
 import { requestId } from './middleware/request-id.js';
 import type { AnyOperation } from './operation.js';
+import { oauthRoutes } from './oauth/router.js';
 import { buildRouter } from './router.js';
 import agents from './routes/agents.js';
 import apiKeys from './routes/api-keys.js';
@@ -29,6 +31,8 @@ export function createApp(deps: AppDeps): Koa {
   app.on('error', logUnexpected);
   app.use(requestId);
   app.use(errorBodies);
+  app.use(mcpEndpoint(allOperations(), deps));
+  app.use(oauthRoutes(deps));
   app.use(buildRouter(allOperations(), deps).routes());
   return app;
 }

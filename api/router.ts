@@ -4,7 +4,8 @@ import { withTenant } from '../db/tenant.js';
 import type { AppDeps } from './deps.js';
 import { authenticate } from './middleware/authenticate.js';
 import { readJsonBody } from './middleware/json-body.js';
-import type { AnyOperation, Caller } from './operation.js';
+import { ApiError } from './errors.js';
+import type { Access, AnyOperation, Caller } from './operation.js';
 import { requestValidator } from './validation.js';
 
 /** Mounts every operation on one router: authenticate, read and validate the request, run the handler. */
@@ -16,7 +17,7 @@ export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
     const validateBody = operation.body && requestValidator('body', operation.body);
 
     router[operation.method](koaPath(operation.path), async (ctx: Koa.Context) => {
-      const caller = operation.access === 'public' ? undefined : await authenticate(ctx, deps.db, operation.access);
+      const caller = operation.access === 'public' ? undefined : await callerOf(ctx, deps, operation.access);
 
       const params = { ...ctx.params };
       validateParams?.(params);
@@ -46,6 +47,17 @@ export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
     });
   }
   return router;
+}
+
+/**
+ * The request's caller: the bearer credential's, or, for a tool call `/mcp` dispatched to this router,
+ * the caller `/mcp` already authenticated (api/mcp/internal-router.ts).
+ */
+async function callerOf(ctx: Koa.Context, deps: AppDeps, access: Exclude<Access, 'public'>): Promise<Caller> {
+  const dispatched = ctx.state.dispatchedCaller as Caller | undefined;
+  if (!dispatched) return authenticate(ctx, deps.db, access);
+  if (access === 'management' && dispatched.kind !== 'management') throw new ApiError('forbidden', 'this operation needs a management key');
+  return dispatched;
 }
 
 /** `/v1/agents/{id}` → `/v1/agents/:id` */

@@ -4,6 +4,7 @@ import * as foundation from './migrations/0001_foundation.js';
 import * as runs from './migrations/0002_runs.js';
 import * as promptsGuardrails from './migrations/0003_prompts_guardrails.js';
 import * as memoryKnowledge from './migrations/0004_memory_knowledge.js';
+import * as oauth from './migrations/0005_oauth.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '0002_runs': runs,
   '0003_prompts_guardrails': promptsGuardrails,
   '0004_memory_knowledge': memoryKnowledge,
+  '0005_oauth': oauth,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

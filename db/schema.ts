@@ -298,6 +298,82 @@ export interface RateLimitHitsTable {
   at: ColumnType<Date, Date | undefined, never>;
 }
 
+export interface UsersTable {
+  id: string;
+  /** Lower-cased; unique. */
+  email: string;
+  /** scrypt, in the self-describing form `scrypt$N$r$p$salt$hash` (api/oauth/passwords.ts). */
+  password_hash: string;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface MembershipsTable {
+  user_id: string;
+  tenant_id: string;
+  created_at: CreatedAt;
+}
+
+export interface UserSessionsTable {
+  /** sha256 of the session cookie's value, hex. */
+  token_hash: string;
+  user_id: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+}
+
+export type OAuthClientAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
+
+export interface OAuthClientsTable {
+  id: string;
+  name: string;
+  redirect_uris: ColumnType<string[], string, never>;
+  token_endpoint_auth_method: OAuthClientAuthMethod;
+  secret_hash: string | null;
+  created_at: CreatedAt;
+}
+
+export interface OAuthGrantsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  client_id: string;
+  scope: string;
+  resource: string | null;
+  created_at: CreatedAt;
+  revoked_at: Date | null;
+  revoked_reason: string | null;
+}
+
+export interface OAuthCodesTable {
+  code_hash: string;
+  tenant_id: string;
+  grant_id: string;
+  redirect_uri: string | null;
+  code_challenge: string | null;
+  created_at: CreatedAt;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export interface OAuthTokensTable {
+  token_hash: string;
+  kind: 'access' | 'refresh';
+  tenant_id: string;
+  grant_id: string;
+  resource: string | null;
+  resource_path: string | null;
+  created_at: CreatedAt;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export interface OAuthRateHitsTable {
+  bucket: string;
+  subject: string;
+  at: Date;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -319,6 +395,14 @@ export interface Database {
   chunks: ChunksTable;
   kb_entities: KbEntitiesTable;
   kb_relations: KbRelationsTable;
+  users: UsersTable;
+  memberships: MembershipsTable;
+  user_sessions: UserSessionsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_grants: OAuthGrantsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
+  oauth_rate_hits: OAuthRateHitsTable;
   // Kysely's migration bookkeeping is left out on purpose: only the Migrator touches it.
 }
 

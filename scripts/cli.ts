@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { upsertUser, UserInputError } from '../api/oauth/users.js';
 import { insertApiKey } from '../db/api-keys.js';
 import { databaseConfigFromEnv } from '../db/config.js';
 import { openDatabase, type Db } from '../db/database.js';
@@ -10,6 +11,10 @@ import { createTenant } from '../db/tenants.js';
 const USAGE = `usage:
   agent-platform tenant create NAME              create a workspace; prints {"tenant_id", "api_key"}
   agent-platform key create --tenant ID [--standard]   create a key (management unless --standard); prints {"tenant_id", "key_id", "kind", "api_key"}
+  agent-platform user create --email E (--password-stdin | --password P) --tenant ID [--tenant ID ...]
+                                                 create a user who can sign in to approve OAuth clients, member of
+                                                 each workspace (again for an existing e-mail: adds the workspaces
+                                                 and sets the password); prints {"user_id", "email", "tenant_ids", "created"}
 
 Uses the same database settings as the server (DATABASE_URL, else PGlite under DATA_DIR).`;
 
@@ -32,9 +37,33 @@ const commands: Record<string, Command> = {
     const { record, key } = await withTenant(db, tenantId, (tx) => insertApiKey(tx, tenantId, kind, 'cli'));
     return { tenant_id: tenantId, key_id: record.id, kind, api_key: key };
   },
+  'user create': async (db, args) => {
+    const { values } = parseArgs({
+      args,
+      options: { email: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' }, tenant: { type: 'string', multiple: true } },
+    });
+    if (!values.email) throw new UsageError('user create needs --email E');
+    if (!values.tenant?.length) throw new UsageError('user create needs --tenant ID');
+    if ((values.password === undefined) === !values['password-stdin']) throw new UsageError('user create needs one of --password P and --password-stdin');
+    const password = values.password ?? (await readStdin()).replace(/\r?\n$/, '');
+    try {
+      const user = await upsertUser(db, { email: values.email, password, tenantIds: values.tenant });
+      return { user_id: user.userId, email: user.email, tenant_ids: values.tenant, created: user.created };
+    } catch (err) {
+      if (err instanceof UserInputError) throw new UsageError(err.message);
+      throw err;
+    }
+  },
 };
 
 class UsageError extends Error {}
+
+/** All of standard input: a password piped in stays out of the shell history and the process list. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 async function main(argv: string[]): Promise<number> {
   const command = commands[argv.slice(0, 2).join(' ')];

@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { API_KEY_PREFIX, findActiveApiKey } from '../../db/api-keys.js';
 import type { Db } from '../../db/database.js';
 import { ApiError } from '../errors.js';
+import { ACCESS_TOKEN_PREFIX, accessTokenCoversPath, findActiveAccessToken } from '../oauth/access-tokens.js';
 import type { Access, Caller } from '../operation.js';
 
 /** Resolves the request's bearer credential to a caller, or throws 401/403 as the access level demands. */
@@ -11,7 +12,8 @@ export async function authenticate(ctx: Koa.Context, db: Db, access: Exclude<Acc
   const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
   if (!match) throw unauthorized('Authorization header must be "Bearer <credential>"');
   const credential = match[1]!;
-  if (!credential.startsWith(API_KEY_PREFIX)) throw unauthorized(`credential must start with ${API_KEY_PREFIX}`);
+  if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return authenticateAccessToken(ctx, db, access, credential);
+  if (!credential.startsWith(API_KEY_PREFIX)) throw unauthorized(`credential must start with ${API_KEY_PREFIX} or ${ACCESS_TOKEN_PREFIX}`);
 
   const key = await findActiveApiKey(db, credential);
   if (!key) throw unauthorized('unknown or revoked credential');
@@ -19,6 +21,19 @@ export async function authenticate(ctx: Koa.Context, db: Db, access: Exclude<Acc
     throw new ApiError('forbidden', 'this operation needs a management key');
   }
   return { tenantId: key.tenant_id, keyId: key.id, kind: key.kind };
+}
+
+/**
+ * An OAuth access token acts as a standard key of the workspace its user chose. Its grant is the key id,
+ * so rate limits follow the authorization across refreshes. A token issued for a resource (RFC 8707)
+ * works only on requests at or below that resource's path (docs/oauth.md).
+ */
+async function authenticateAccessToken(ctx: Koa.Context, db: Db, access: Exclude<Access, 'public'>, credential: string): Promise<Caller> {
+  const token = await findActiveAccessToken(db, credential);
+  if (!token) throw unauthorized('unknown, expired or revoked access token');
+  if (!accessTokenCoversPath(token, ctx.path)) throw unauthorized(`this access token was issued for ${token.resource}`);
+  if (access === 'management') throw new ApiError('forbidden', 'this operation needs a management key');
+  return { tenantId: token.tenantId, keyId: token.grantId, kind: 'standard' };
 }
 
 function unauthorized(message: string): ApiError {

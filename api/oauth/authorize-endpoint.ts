@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto';
+import type Koa from 'koa';
+import type { Db } from '../../db/database.js';
+import { parseAuthorizationRequest, redirectLocation, type AuthorizationRequest } from './authorization-request.js';
+import { approveAuthorization } from './grants.js';
+import { readBody } from './http.js';
+import { consentPage, errorPage, noWorkspacePage, signInPage, type PageContext } from './pages.js';
+import { FAILED_SIGN_INS_PER_ADDRESS, FAILED_SIGN_INS_PER_EMAIL, recordAttempt, retryAfter } from './rate-limit.js';
+import { csrfToken, endSession, isCsrfTokenValid, loadSession, startSession, type BrowserSession } from './sessions.js';
+import { checkCredentials, listWorkspaces, normalizeEmail } from './users.js';
+
+/**
+ * {app_url}/oauth/authorize: the page a person sees. GET shows sign-in or consent; the forms POST back
+ * here with the authorization request's parameters, which are validated again on every request. A bad
+ * client or redirect URI gets an error page and never a redirect, so the endpoint cannot be used to send
+ * anyone to an address its client did not register.
+ */
+
+const FORM_LIMIT = 16 * 1024;
+
+export async function showAuthorizePage(ctx: Koa.Context, db: Db, publicUrl: string): Promise<void> {
+  const styleNonce = pageHeaders(ctx);
+  const parsed = await parseAuthorizationRequest(db, new URLSearchParams(ctx.querystring), publicUrl);
+  if (parsed.kind === 'untrusted') return answerPage(ctx, 400, errorPage({ styleNonce }, 'This link cannot be used', parsed.message));
+  if (parsed.kind === 'redirect_error') return redirect(ctx, 302, parsed.location);
+  const { request } = parsed;
+  allowFormToReach(ctx, styleNonce, request.redirectUri);
+
+  const session = await loadSession(ctx, db, publicUrl);
+  const context: PageContext = { styleNonce, parameters: request.parameters, csrfToken: csrfToken(session) };
+  if (!session.user) return answerPage(ctx, 200, signInPage(context, request.client));
+  await showConsent(ctx, db, request, session, context);
+}
+
+export async function submitAuthorizeForm(ctx: Koa.Context, db: Db, publicUrl: string): Promise<void> {
+  const styleNonce = pageHeaders(ctx);
+  const form = await readAuthorizeForm(ctx);
+  if (!form) return answerPage(ctx, 400, errorPage({ styleNonce }, 'Bad request', 'The form could not be read.'));
+  const parsed = await parseAuthorizationRequest(db, form, publicUrl);
+  if (parsed.kind === 'untrusted') return answerPage(ctx, 400, errorPage({ styleNonce }, 'This link cannot be used', parsed.message));
+  if (parsed.kind === 'redirect_error') return redirect(ctx, 303, parsed.location);
+  const { request } = parsed;
+  allowFormToReach(ctx, styleNonce, request.redirectUri);
+
+  const session = await loadSession(ctx, db, publicUrl);
+  const context: PageContext = { styleNonce, parameters: request.parameters, csrfToken: csrfToken(session) };
+  const restart = `authorize?${new URLSearchParams(request.parameters)}`;
+  if (!isCsrfTokenValid(session, form.get('csrf_token') ?? undefined)) {
+    return answerPage(
+      ctx,
+      403,
+      errorPage(context, 'Please try again', 'This form was not sent from this page, or it expired. Nothing was approved.', restart),
+    );
+  }
+
+  switch (form.get('action')) {
+    case 'sign_in':
+      return signIn(ctx, db, publicUrl, request, session, context, form);
+    case 'sign_out':
+      await endSession(ctx, db, publicUrl, session);
+      return redirect(ctx, 303, restart);
+    case 'consent':
+      if (!session.user) return answerPage(ctx, 200, signInPage(context, request.client, { error: 'Your session ended; sign in again.' }));
+      return decide(ctx, db, publicUrl, request, session.user.id, context, form);
+    default:
+      return answerPage(ctx, 400, errorPage(context, 'Bad request', 'The form has no known action.', restart));
+  }
+}
+
+async function showConsent(ctx: Koa.Context, db: Db, request: AuthorizationRequest, session: BrowserSession, context: PageContext): Promise<void> {
+  const user = session.user!;
+  const workspaces = await listWorkspaces(db, user.id);
+  if (workspaces.length === 0) return answerPage(ctx, 403, noWorkspacePage(context, user.email));
+  answerPage(ctx, 200, consentPage(context, { client: request.client, redirectUri: request.redirectUri, user, workspaces }));
+}
+
+async function signIn(
+  ctx: Koa.Context,
+  db: Db,
+  publicUrl: string,
+  request: AuthorizationRequest,
+  session: BrowserSession,
+  context: PageContext,
+  form: URLSearchParams,
+): Promise<void> {
+  const email = form.get('email') ?? '';
+  const password = form.get('password') ?? '';
+  const emailKey = safeEmailKey(email);
+  const wait = Math.max(await retryAfter(db, FAILED_SIGN_INS_PER_EMAIL, emailKey), await retryAfter(db, FAILED_SIGN_INS_PER_ADDRESS, ctx.ip));
+  if (wait > 0) {
+    ctx.set('Retry-After', String(wait));
+    return answerPage(ctx, 429, signInPage(context, request.client, { email, error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minutes.` }));
+  }
+  const user = await checkCredentials(db, email, password);
+  if (!user) {
+    await recordAttempt(db, FAILED_SIGN_INS_PER_EMAIL, emailKey);
+    await recordAttempt(db, FAILED_SIGN_INS_PER_ADDRESS, ctx.ip);
+    return answerPage(ctx, 401, signInPage(context, request.client, { email, error: 'Wrong e-mail or password.' }));
+  }
+  await startSession(ctx, db, publicUrl, session, user.id);
+  redirect(ctx, 303, `authorize?${new URLSearchParams(request.parameters)}`);
+}
+
+async function decide(
+  ctx: Koa.Context,
+  db: Db,
+  publicUrl: string,
+  request: AuthorizationRequest,
+  userId: string,
+  context: PageContext,
+  form: URLSearchParams,
+): Promise<void> {
+  const decision = form.get('decision');
+  if (decision === 'deny') {
+    return redirect(ctx, 303, redirectLocation(request.redirectUri, publicUrl, { error: 'access_denied', error_description: 'the user denied access', state: request.state }));
+  }
+  if (decision !== 'approve') return answerPage(ctx, 400, errorPage(context, 'Bad request', 'Choose Approve or Deny.'));
+  // The picker only offers the user's workspaces; the server decides what the user may choose.
+  const tenantId = form.get('tenant_id') ?? '';
+  const workspaces = await listWorkspaces(db, userId);
+  if (!workspaces.some((workspace) => workspace.id === tenantId)) {
+    return answerPage(ctx, 403, errorPage(context, 'Not your workspace', 'You are not a member of the chosen workspace. Nothing was approved.'));
+  }
+  const code = await approveAuthorization(db, request, userId, tenantId);
+  redirect(ctx, 303, redirectLocation(request.redirectUri, publicUrl, { code, state: request.state }));
+}
+
+/** The form's fields, or undefined when it is not a readable form. Repeated fields keep their first value. */
+async function readAuthorizeForm(ctx: Koa.Context): Promise<URLSearchParams | undefined> {
+  try {
+    const body = await readBody(ctx, FORM_LIMIT);
+    if (!ctx.is('application/x-www-form-urlencoded')) return undefined;
+    return new URLSearchParams(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Headers of every page: no framing (clickjacking), no caching, no referrer (the URL holds the request),
+ * and a Content-Security-Policy that lets nothing run. Answers the nonce of the page's style block.
+ */
+function pageHeaders(ctx: Koa.Context): string {
+  const styleNonce = randomBytes(16).toString('base64');
+  ctx.set('Content-Security-Policy', contentSecurityPolicy(styleNonce, []));
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  return styleNonce;
+}
+
+/** Browsers apply form-action to the redirect that follows a form post, so the client's address must be allowed. */
+function allowFormToReach(ctx: Koa.Context, styleNonce: string, redirectUri: string): void {
+  const url = new URL(redirectUri);
+  const source = url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+  ctx.set('Content-Security-Policy', contentSecurityPolicy(styleNonce, [source]));
+}
+
+function contentSecurityPolicy(styleNonce: string, formTargets: string[]): string {
+  return [
+    "default-src 'none'",
+    `style-src 'nonce-${styleNonce}'`,
+    `form-action 'self' ${formTargets.join(' ')}`.trim(),
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+function answerPage(ctx: Koa.Context, status: number, body: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = body;
+}
+
+/** 302 answers a GET, 303 a form post (so the browser follows with a GET). */
+function redirect(ctx: Koa.Context, status: 302 | 303, location: string): void {
+  ctx.status = status;
+  ctx.set('Location', location);
+  ctx.body = '';
+}
+
+/** Failed attempts are counted per normalized e-mail; something that is not one is counted as itself. */
+function safeEmailKey(email: string): string {
+  try {
+    return normalizeEmail(email);
+  } catch {
+    return email.slice(0, 254);
+  }
+}

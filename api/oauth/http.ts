@@ -1,0 +1,85 @@
+import type Koa from 'koa';
+import { OAuthError } from './oauth-error.js';
+
+/**
+ * Request and response plumbing shared by the OAuth endpoints, which speak form-encoded requests and
+ * RFC 6749 error bodies rather than the API's JSON conventions.
+ */
+
+/** Reads the whole body, refusing more than `limit` bytes with 413. */
+export async function readBody(ctx: Koa.Context, limit: number): Promise<Buffer> {
+  const tooLarge = () => new OAuthError('invalid_request', `the request body is limited to ${limit} bytes`, 413);
+  if (Number(ctx.get('Content-Length') || 0) > limit) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      ctx.req.destroy();
+      throw tooLarge();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * An `application/x-www-form-urlencoded` body as single values. RFC 6749 §3.1 forbids repeating a
+ * parameter, so a repeated one is an invalid_request rather than a silent pick of one of them.
+ */
+export async function readForm(ctx: Koa.Context, limit = 64 * 1024): Promise<Map<string, string>> {
+  const body = await readBody(ctx, limit);
+  if (body.length > 0 && !ctx.is('application/x-www-form-urlencoded')) {
+    throw new OAuthError('invalid_request', 'the request body must be application/x-www-form-urlencoded');
+  }
+  return singleValues(new URLSearchParams(body.toString('utf8')));
+}
+
+export function singleValues(params: URLSearchParams): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const [name, value] of params) {
+    if (values.has(name)) throw new OAuthError('invalid_request', `parameter '${name}' is repeated`);
+    values.set(name, value);
+  }
+  return values;
+}
+
+/**
+ * Runs an OAuth JSON endpoint: answers its result, or its OAuthError as an RFC 6749 error body;
+ * anything unexpected is logged and answered as server_error. Nothing here may be cached.
+ */
+export async function oauthJson(ctx: Koa.Context, handle: () => Promise<{ status: number; body?: unknown; headers?: Record<string, string> }>): Promise<void> {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Pragma', 'no-cache');
+  allowAnyOrigin(ctx);
+  try {
+    const reply = await handle();
+    ctx.status = reply.status;
+    ctx.body = reply.body ?? '';
+    for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+  } catch (err) {
+    const error = err instanceof OAuthError ? err : new OAuthError('server_error', 'internal error', 500);
+    if (!(err instanceof OAuthError)) console.error(`[oauth] ${ctx.state.requestId} ${ctx.method} ${ctx.path} failed:`, err);
+    ctx.status = error.status;
+    ctx.body = error.toBody();
+    for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  }
+}
+
+/**
+ * Browser-based clients (MCP inspectors, single-page apps) call discovery, registration, token and
+ * revocation from another origin. None of them reads cookies, so any origin may.
+ */
+export function allowAnyOrigin(ctx: Koa.Context): void {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate, Retry-After');
+}
+
+/** The CORS preflight for the endpoints above. */
+export function corsPreflight(ctx: Koa.Context): void {
+  allowAnyOrigin(ctx);
+  ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+  ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type');
+  ctx.set('Access-Control-Max-Age', '86400');
+  ctx.status = 204;
+}

@@ -1,0 +1,85 @@
+import type { Db } from '../../db/database.js';
+import { newId } from '../../db/ids.js';
+import { DECOY_PASSWORD_HASH, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords.js';
+
+/** People who sign in on the consent page, and the workspaces each belongs to. */
+
+export interface Workspace {
+  id: string;
+  name: string;
+}
+
+export class UserInputError extends Error {}
+
+/** Trimmed and lower-cased; throws UserInputError when it is not an address. */
+export function normalizeEmail(email: string): string {
+  const normalized = email.trim().toLowerCase();
+  if (normalized.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(normalized)) throw new UserInputError(`'${email}' is not an e-mail address`);
+  return normalized;
+}
+
+export function checkPasswordStrength(password: string): void {
+  if (password.length < PASSWORD_MIN_LENGTH) throw new UserInputError(`the password must have at least ${PASSWORD_MIN_LENGTH} characters`);
+  if (password.length > PASSWORD_MAX_LENGTH) throw new UserInputError(`the password must have at most ${PASSWORD_MAX_LENGTH} characters`);
+}
+
+/**
+ * Creates the user, or sets the password of the existing user with that e-mail, and makes them a member
+ * of every workspace listed (existing memberships are kept).
+ */
+export async function upsertUser(
+  db: Db,
+  input: { email: string; password: string; tenantIds: string[] },
+): Promise<{ userId: string; email: string; created: boolean }> {
+  const email = normalizeEmail(input.email);
+  checkPasswordStrength(input.password);
+  if (input.tenantIds.length === 0) throw new UserInputError('a user needs at least one workspace');
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction().execute(async (tx) => {
+    const found = await tx.selectFrom('tenants').select('id').where('id', 'in', input.tenantIds).execute();
+    const missing = input.tenantIds.filter((id) => !found.some((tenant) => tenant.id === id));
+    if (missing.length) throw new UserInputError(`no workspace with id ${missing.join(', ')}`);
+
+    const existing = await tx.selectFrom('users').select('id').where('email', '=', email).forUpdate().executeTakeFirst();
+    const userId = existing?.id ?? newId('usr');
+    if (existing) {
+      await tx.updateTable('users').set({ password_hash: passwordHash, updated_at: new Date() }).where('id', '=', userId).execute();
+    } else {
+      await tx.insertInto('users').values({ id: userId, email, password_hash: passwordHash }).execute();
+    }
+    for (const tenantId of input.tenantIds) {
+      await tx.insertInto('memberships').values({ user_id: userId, tenant_id: tenantId }).onConflict((oc) => oc.doNothing()).execute();
+    }
+    return { userId, email, created: !existing };
+  });
+}
+
+/** The user with this e-mail and password, or undefined; takes as long for an unknown e-mail as for a wrong password. */
+export async function checkCredentials(db: Db, email: string, password: string): Promise<{ id: string; email: string } | undefined> {
+  let normalized: string;
+  try {
+    normalized = normalizeEmail(email);
+  } catch {
+    normalized = '';
+  }
+  const user = normalized ? await db.selectFrom('users').select(['id', 'email', 'password_hash']).where('email', '=', normalized).executeTakeFirst() : undefined;
+  const candidate = password.length <= PASSWORD_MAX_LENGTH ? password : '';
+  const matches = await verifyPassword(candidate, user?.password_hash ?? DECOY_PASSWORD_HASH);
+  return user && matches && candidate ? { id: user.id, email: user.email } : undefined;
+}
+
+export async function findUser(db: Db, userId: string): Promise<{ id: string; email: string } | undefined> {
+  return db.selectFrom('users').select(['id', 'email']).where('id', '=', userId).executeTakeFirst();
+}
+
+/** The workspaces the user belongs to, by name. Read before any tenant is chosen, as the connecting role. */
+export async function listWorkspaces(db: Db, userId: string): Promise<Workspace[]> {
+  return db
+    .selectFrom('memberships')
+    .innerJoin('tenants', 'tenants.id', 'memberships.tenant_id')
+    .select(['tenants.id', 'tenants.name'])
+    .where('memberships.user_id', '=', userId)
+    .orderBy('tenants.name')
+    .orderBy('tenants.id')
+    .execute();
+}

@@ -1,0 +1,49 @@
+import { chromium, type Browser } from 'playwright-core';
+
+/** Debian's chromium (`apt-get install chromium`), which `.ci/run` installs. */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/**
+ * Walks a person through the authorize page in a fresh browser context: signs in, picks the workspace
+ * (when there is a picker), and presses Approve or Deny. Answers the address the browser ends up at,
+ * the client's redirect URI with the response parameters.
+ */
+export async function consentInBrowser(
+  browser: Browser,
+  authorizationUrl: string,
+  redirectUri: string,
+  person: { email: string; password: string; workspaceId?: string; decision?: 'approve' | 'deny' },
+): Promise<URL> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(authorizationUrl);
+    await page.fill('input[name=email]', person.email);
+    await page.fill('input[name=password]', person.password);
+    await Promise.all([page.waitForURL(/\/oauth\/authorize\?/), page.click('button[type=submit]')]);
+    if (person.workspaceId) await page.selectOption('select[name=tenant_id]', person.workspaceId);
+    await Promise.all([
+      page.waitForURL((url) => url.href.startsWith(redirectUri)),
+      page.click(`button[name=decision][value=${person.decision ?? 'approve'}]`),
+    ]);
+    return new URL(page.url());
+  } finally {
+    await context.close();
+  }
+}
