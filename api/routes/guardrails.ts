@@ -92,7 +92,7 @@ export const upsertGuardrail = defineOperation<Record<string, never>, unknown, G
   path: '/v1/guardrails',
   tag: TAG,
   summary: 'Create a guardrail, or replace the one with this name',
-  description: 'Runs enforce every enabled guardrail of the workspace, or only those an agent graph lists in `guardrails`. See docs/guardrails.md for each kind\'s config.',
+  description: 'Runs enforce every enabled guardrail of the workspace, or only those an agent graph lists in `guardrails`. See docs/prompts-and-guardrails.md for each kind\'s config.',
   access: 'key',
   body: {
     type: 'object',
@@ -105,7 +105,7 @@ export const upsertGuardrail = defineOperation<Record<string, never>, unknown, G
       action: { enum: ['block', 'redact', 'warn'], default: 'block' },
       enabled: { type: 'boolean', default: true },
       description: { type: 'string', maxLength: 10_000 },
-      config: { type: 'object', default: {}, description: 'Per kind: see docs/guardrails.md.' },
+      config: { type: 'object', default: {}, description: 'Per kind: see docs/prompts-and-guardrails.md.' },
     },
   },
   responses: {
