@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TERMINAL_EVENTS } from '../db/run-events.js';
 import { RUNS_TASK_QUEUE } from '../workflows/agent-run-api.js';
 import type { Platform } from '../workers/platform.js';
-import type { SseFrame } from '../test/support/sse.js';
+import { parseFrame, type SseFrame } from '../test/support/sse.js';
 import { startBenchPlatform } from './bench-platform.js';
 import type { Benchmark, BenchmarkResult, SampledSubjectResult } from './run.js';
 
@@ -507,15 +507,6 @@ class Api {
     if (!expected.includes(response.status)) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
     return JSON.parse(text);
   }
-}
-
-function parseFrame(block: string): SseFrame {
-  const fields: Record<string, string> = {};
-  for (const line of block.split('\n')) {
-    const colon = line.indexOf(':');
-    fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
-  }
-  return { id: Number(fields.id), event: fields.event ?? 'message', data: JSON.parse(fields.data ?? 'null') };
 }
 
 /** A stream in a line, for errors: its status and event types, or its error body. */

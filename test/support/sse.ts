@@ -73,7 +73,8 @@ export async function stream(method: string, path: string, options: StreamOption
   return { status: response.status, headers: response.headers, frames, pings };
 }
 
-function parseFrame(block: string): SseFrame {
+/** One SSE frame (the lines between blank lines) as id, event and parsed data. */
+export function parseFrame(block: string): SseFrame {
   const fields: Record<string, string> = {};
   for (const line of block.split('\n')) {
     const colon = line.indexOf(':');
