@@ -1,11 +1,11 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import addFormats from 'ajv-formats';
-import type { JsonSchema } from '../../api/operation.js';
 import type { JsonSchemaConfig } from './config-schemas.js';
 import type { GuardrailKindDefinition } from './kind-definition.js';
 import { regexSafetyProblem } from './regex-safety.js';
 import { REDACTED } from './spans.js';
+import { schemaCache } from '../schema-cache.js';
 
 /**
  * Trips when the text is not JSON, or is JSON that does not match `config.schema` (JSON Schema
@@ -59,34 +59,20 @@ interface SchemaValidator {
   errorsText: (errors: NonNullable<ValidateFunction['errors']>) => string;
 }
 
-// One Ajv per distinct schema, in a small LRU: ajv keeps every schema it compiled, and two tenants'
-// schemas may share an `$id`.
-const MAX_CACHED_SCHEMAS = 256;
-const validators = new Map<string, SchemaValidator>();
-
-function validatorFor(schema: JsonSchema): SchemaValidator {
-  const key = JSON.stringify(schema);
-  let validator = validators.get(key);
-  if (validator) {
-    validators.delete(key); // re-inserted below as the most recently used
-  } else {
-    // Unknown keywords are refused (a misspelt `required` would silently check nothing), but the
-    // type-pedantic strict rules are not: a schema without `type` beside `properties` is fine.
-    const ajv = addFormats.default(
-      new Ajv2020({
-        allErrors: true,
-        strictSchema: true,
-        strictTypes: false,
-        strictTuples: false,
-        strictRequired: false,
-        allowUnionTypes: true,
-        code: { regExp: safeRegExp },
-        logger: false,
-      }),
-    );
-    validator = { validate: ajv.compile(schema), errorsText: (errors) => ajv.errorsText(errors, { dataVar: 'json' }) };
-  }
-  validators.set(key, validator);
-  if (validators.size > MAX_CACHED_SCHEMAS) validators.delete(validators.keys().next().value!);
-  return validator;
-}
+const validatorFor = schemaCache((schema): SchemaValidator => {
+  // Unknown keywords are refused (a misspelt `required` would silently check nothing), but the
+  // type-pedantic strict rules are not: a schema without `type` beside `properties` is fine.
+  const ajv = addFormats.default(
+    new Ajv2020({
+      allErrors: true,
+      strictSchema: true,
+      strictTypes: false,
+      strictTuples: false,
+      strictRequired: false,
+      allowUnionTypes: true,
+      code: { regExp: safeRegExp },
+      logger: false,
+    }),
+  );
+  return { validate: ajv.compile(schema), errorsText: (errors) => ajv.errorsText(errors, { dataVar: 'json' }) };
+});

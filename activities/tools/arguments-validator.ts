@@ -1,12 +1,9 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { JsonSchema } from '../../api/operation.js';
+import { schemaCache } from '../schema-cache.js';
 import { ToolArgumentsError, ToolConfigError } from './errors.js';
 
-// Each distinct schema gets its own Ajv, kept in a small LRU: ajv caches every schema object it ever
-// compiled (tool configs are fresh objects on every call), and two tenants' schemas may share an `$id`.
-const MAX_CACHED_SCHEMAS = 256;
-const validators = new Map<string, ValidateFunction>();
 
 /**
  * Checks a tool call's arguments against the tool's JSON Schema (2020-12) and returns a copy with the
@@ -33,26 +30,17 @@ export function argumentsSchemaProblem(schema: JsonSchema): string | undefined {
   }
 }
 
-function validatorFor(schema: JsonSchema): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let validate = validators.get(key);
-  if (validate) {
-    validators.delete(key); // re-inserted below as the most recently used
-  } else {
-    // Not strict: schemas written for models carry keywords ajv does not know (`x-…`, `examples` in odd places).
-    const ajv = addFormats.default(new Ajv2020({ allErrors: true, strict: false, useDefaults: true }));
-    try {
-      validate = ajv.compile(schema);
-    } catch (err) {
-      throw new ToolConfigError(`the tool's arguments_schema is not a usable JSON Schema: ${err instanceof Error ? err.message : String(err)}`, {
-        cause: err,
-      });
-    }
+const validatorFor = schemaCache((schema): ValidateFunction => {
+  // Not strict: schemas written for models carry keywords ajv does not know (`x-…`, `examples` in odd places).
+  const ajv = addFormats.default(new Ajv2020({ allErrors: true, strict: false, useDefaults: true }));
+  try {
+    return ajv.compile(schema);
+  } catch (err) {
+    throw new ToolConfigError(`the tool's arguments_schema is not a usable JSON Schema: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
   }
-  validators.set(key, validate);
-  if (validators.size > MAX_CACHED_SCHEMAS) validators.delete(validators.keys().next().value!);
-  return validate;
-}
+});
 
 function describe(error: ErrorObject): string {
   const path = ['arguments', ...error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))].join('.');

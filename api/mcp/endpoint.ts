@@ -6,7 +6,7 @@ import type { AppDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { ACCESS_TOKEN_PREFIX, accessTokenCoversPath, findActiveAccessToken } from '../oauth/access-tokens.js';
-import { JSON_BODY_LIMIT } from '../middleware/json-body.js';
+import { readBodyBytes } from '../middleware/json-body.js';
 import type { AnyOperation, Caller } from '../operation.js';
 import { dispatchToolCall, type ToolCaller } from './dispatch.js';
 import { DISPATCH_HEADER, dispatchedCaller, DispatchTickets } from './internal-router.js';
@@ -183,20 +183,15 @@ type ReadBody = { value: unknown } | { error: string; status: number; code: numb
 
 /** The JSON-RPC body, at most JSON_BODY_LIMIT bytes; its errors answer as JSON-RPC errors. */
 async function readBody(ctx: Koa.Context): Promise<ReadBody> {
-  const tooLarge = { error: `request bodies are limited to ${JSON_BODY_LIMIT} bytes`, status: 413, code: ErrorCode.InvalidRequest };
-  if (Number(ctx.get('Content-Length') || 0) > JSON_BODY_LIMIT) return tooLarge;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > JSON_BODY_LIMIT) {
-      ctx.req.destroy();
-      return tooLarge;
-    }
-    chunks.push(chunk);
+  let bytes: Buffer;
+  try {
+    bytes = await readBodyBytes(ctx);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'payload_too_large') throw err;
+    return { error: err.message, status: 413, code: ErrorCode.InvalidRequest };
   }
   try {
-    return { value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+    return { value: JSON.parse(bytes.toString('utf8')) };
   } catch (err) {
     return { error: `Parse error: ${(err as Error).message}`, status: 400, code: ErrorCode.ParseError };
   }
