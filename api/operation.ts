@@ -1,10 +1,10 @@
 import type Koa from 'koa';
 import type { ErrorCode } from './errors.js';
 import type { AppDeps } from './deps.js';
-import type { TenantTx } from '../db/tenant.js';
+import type { TenantTx } from '../db/tenant-transaction.js';
+import type { JsonSchema } from '../activities/json-schema/types.js';
 
-/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1) as a plain object. */
-export type JsonSchema = { [keyword: string]: unknown };
+export type { JsonSchema };
 
 /** Who may call an operation: anyone, any valid credential, or management keys only. */
 export type Access = 'public' | 'key' | 'management';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { TenantTx } from '../db/tenant.js';
+import type { TenantTx } from '../db/tenant-transaction.js';
 import { ApiError } from './errors.js';
 
 export interface RateLimit {

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { withTenant } from '../db/tenant.js';
+import { withTenant } from '../db/tenant-transaction.js';
 import type { AppDeps } from './deps.js';
 import { authenticate } from './middleware/authenticate.js';
 import { readJsonBody } from './middleware/json-body.js';

@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import type { Db } from '../db/database.js';
 import { readRunEvents, TERMINAL_EVENTS } from '../db/run-events.js';
 import type { RunEvent } from '../db/schema.js';
-import { withTenant } from '../db/tenant.js';
+import { withTenant } from '../db/tenant-transaction.js';
 import type { RunEventHub } from './run-event-hub.js';
 import type { Reply } from './operation.js';
 

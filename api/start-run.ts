@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { newId } from '../db/ids.js';
 import { appendRunEvents } from '../db/run-events.js';
 import type { AgentVersion } from '../db/schema.js';
-import type { TenantTx } from '../db/tenant.js';
+import type { TenantTx } from '../db/tenant-transaction.js';
 import { AGENT_RUN_WORKFLOW, RUNS_TASK_QUEUE, type AgentRunInput } from '../workflows/agent-run-api.js';
 import { ApiError, notFound } from './errors.js';
 

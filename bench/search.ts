@@ -1,13 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { CompiledQuery, sql } from 'kysely';
 import { createEmbedder, EMBEDDING_DIMENSIONS, toPgVector } from '../activities/embedding/index.js';
-import { searchKnowledge } from '../activities/knowledge.js';
-import { tuneVectorSearch } from '../activities/memory.js';
+import { searchKnowledge } from '../activities/knowledge/search.js';
+import { tuneVectorSearch } from '../activities/memory/memory.js';
 import { databaseConfigFromEnv } from '../db/config.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { newId } from '../db/ids.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { withTenant, type TenantTx } from '../db/tenant.js';
+import { withTenant, type TenantTx } from '../db/tenant-transaction.js';
 import { createTenant } from '../db/tenants.js';
 import type { Benchmark, BenchmarkResult } from './run.js';
 import { median, percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEnv } from './sampled.js';

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import type { ApiKey, ApiKeyKind } from './schema.js';
-import type { TenantTx } from './tenant.js';
+import type { TenantTx } from './tenant-transaction.js';
 
 export const API_KEY_PREFIX = 'svc_sk_';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

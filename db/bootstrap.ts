@@ -1,7 +1,7 @@
 import { findActiveApiKey, insertApiKey } from './api-keys.js';
 import type { Db } from './database.js';
 import { createTenant } from './tenants.js';
-import { withTenant } from './tenant.js';
+import { withTenant } from './tenant-transaction.js';
 
 export interface BootstrapResult {
   tenantId: string;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import type { RunEvent } from './schema.js';
-import { withTenant, type TenantTx } from './tenant.js';
+import { withTenant, type TenantTx } from './tenant-transaction.js';
 
 /** The Postgres channel every append notifies, with the run id as payload. */
 export const RUN_EVENTS_CHANNEL = 'run_events';

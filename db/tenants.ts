@@ -2,7 +2,7 @@ import { insertApiKey } from './api-keys.js';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import type { Tenant } from './schema.js';
-import { withTenant } from './tenant.js';
+import { withTenant } from './tenant-transaction.js';
 
 /** Creates a workspace and its first management key (the given one, or a fresh one). */
 export async function createTenant(db: Db, name: string, apiKey?: string): Promise<{ tenant: Tenant; apiKey: string }> {

@@ -5,7 +5,7 @@ import { insertApiKey } from '../db/api-keys.js';
 import { databaseConfigFromEnv } from '../db/config.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { withTenant } from '../db/tenant.js';
+import { withTenant } from '../db/tenant-transaction.js';
 import { createTenant } from '../db/tenants.js';
 
 const USAGE = `usage:

@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import { credentialAllowedAt } from '../api/oauth/access-tokens.js';
 import { oauthClock } from '../api/oauth/clock.js';
 import { resourceCovers } from '../api/oauth/resource.js';
-import { withTenant } from '../db/tenant.js';
+import { withTenant } from '../db/tenant-transaction.js';
 import { call, newTenant } from './support/api.js';
 import { testPlatform } from './support/global.js';
 import { obtainCode, obtainTokens, pkcePair, postToken, registerPublicClient, type ClientRegistration } from './support/oauth-browserless.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import { withTenant } from '../db/tenant.js';
+import { withTenant } from '../db/tenant-transaction.js';
 import { call, newTenant } from './support/api.js';
 import { testPlatform } from './support/global.js';
 

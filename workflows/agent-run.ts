@@ -4,13 +4,14 @@ import {
   ParentClosePolicy,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
   startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { ChatMessage, FinishInput, PlanNode, RunPlan, RunRef, StepInput, StepOutcome } from '../activities/run-types.js';
+import type { ChatMessage, FinishInput, PlanNode, RunPlan, RunRef, StepInput, StepOutcome } from '../activities/runs/types.js';
 import { answerUpdate, pendingQuestionQuery, RUNS_TASK_QUEUE, type AgentRunInput, type AgentRunResult } from './agent-run-api.js';
 import { archiveRunHistory } from './archive-run-history.js';
 import { waitMilliseconds } from './durations.js';
@@ -163,7 +164,8 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
   }
 
   try {
-    const runPlan = await bookkeeping.startRun(ref);
+    // Runs recorded before the activity's rename asked for `startRun`; their histories must replay.
+    const runPlan = patched('begin-run') ? await bookkeeping.beginRun(ref) : await bookkeeping.startRun(ref);
     // Plans recorded before guardrails existed have neither list (the history fixture holds one).
     outputGuardrails = runPlan.outputGuardrails ?? [];
     // Input guardrails see the run's input before any model does; a redaction is what the model gets.

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { RunRef } from '../activities/run-types.js';
+import type { RunRef } from '../activities/runs/types.js';
 
 const { storeRunHistory } = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds' });
 

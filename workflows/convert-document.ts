@@ -1,6 +1,6 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { DocumentRef } from '../activities/ingest.js';
+import type { DocumentRef } from '../activities/knowledge/ingest.js';
 
 const convert = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',

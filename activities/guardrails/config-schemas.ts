@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../../api/operation.js';
+import type { JsonSchema } from '../json-schema/types.js';
 import type { ScriptTurn } from '../models/types.js';
 import type { GuardrailKind } from './types.js';
 

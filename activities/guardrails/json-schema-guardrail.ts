@@ -5,7 +5,7 @@ import type { JsonSchemaConfig } from './config-schemas.js';
 import type { GuardrailKindDefinition } from './kind-definition.js';
 import { regexSafetyProblem } from './regex-safety.js';
 import { REDACTED } from './spans.js';
-import { schemaCache } from '../schema-cache.js';
+import { schemaCache } from '../json-schema/cache.js';
 
 /**
  * Trips when the text is not JSON, or is JSON that does not match `config.schema` (JSON Schema

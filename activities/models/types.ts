@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../../api/operation.js';
+import type { JsonSchema } from '../json-schema/types.js';
 
 /** A tool call the model asked for. `id` is the provider's call id (or one we make for scripted turns). */
 export interface ToolCall {

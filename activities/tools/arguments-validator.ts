@@ -1,7 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { JsonSchema } from '../../api/operation.js';
-import { schemaCache } from '../schema-cache.js';
+import type { JsonSchema } from '../json-schema/types.js';
+import { schemaCache } from '../json-schema/cache.js';
 import { ToolArgumentsError, ToolConfigError } from './errors.js';
 
 

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../../api/operation.js';
+import type { JsonSchema } from '../json-schema/types.js';
 import { argumentsSchemaProblem } from './arguments-validator.js';
 import type { HttpToolConfig } from './types.js';
 import { fillUrlTemplate, placeholderNames } from './url-template.js';

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonSchema } from '../../api/operation.js';
+import type { JsonSchema } from '../json-schema/types.js';
 import { OutboundTimeoutError, ToolConfigError, ToolError, ToolUpstreamError } from './errors.js';
 import { guardedWebFetch, type WebFetch } from './guarded-web-fetch.js';
 import { describeUrl } from './outbound-guard.js';

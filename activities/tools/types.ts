@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../../api/operation.js';
+import type { JsonSchema } from '../json-schema/types.js';
 
 /** An HTTP tool: a request built from the call's arguments. */
 export interface HttpToolConfig {

@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { newId } from '../../db/ids.js';
 import type { Database } from '../../db/schema.js';
-import { withTenant } from '../../db/tenant.js';
+import { withTenant } from '../../db/tenant-transaction.js';
 import type { AuthorizationRequest } from './authorization-request.js';
 import { oauthClock, secondsFromNow } from './clock.js';
 import { LIFETIMES } from './lifetimes.js';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { TenantTx } from '../../db/tenant.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
 import { newId } from '../../db/ids.js';
 import type { Agent, AgentGraph, AgentVersion } from '../../db/schema.js';
 import { ApiError, notFound } from '../errors.js';

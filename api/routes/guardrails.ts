@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { GUARDRAIL_KINDS, guardrailConfigProblems, guardrailConfigSchemas, type GuardrailKind } from '../../activities/guardrails/index.js';
 import { newId } from '../../db/ids.js';
 import type { GuardrailRow } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
 import { invalidRequest, notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { deletionResult, listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { isTextFamily, isConversionError, sniffFormat, textToMarkdown, decodeText, type TextFormat } from '../../activities/conversion/index.js';
-import { MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge.js';
+import { MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge/search.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { newId } from '../../db/ids.js';
 import type { DocumentRow, KnowledgeBase, KnowledgeGraphSettings } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
 import { CONVERT_DOCUMENT_WORKFLOW, INGEST_TASK_QUEUE } from '../../workflows/convert-document-api.js';
 import { embedding } from '../embedder-errors.js';
 import { ApiError, notFound } from '../errors.js';

@@ -1,4 +1,4 @@
-import { MAX_SEARCH_K, rewriteMemory, searchMemory, writeMemory } from '../../activities/memory.js';
+import { MAX_SEARCH_K, rewriteMemory, searchMemory, writeMemory } from '../../activities/memory/memory.js';
 import { embedding } from '../embedder-errors.js';
 import { notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';

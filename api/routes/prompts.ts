@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import { TemplateError, templateVariables } from '../../activities/prompt-template.js';
+import { TemplateError, templateVariables } from '../../activities/prompts/template.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { newId } from '../../db/ids.js';
 import type { Prompt, PromptVersion } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
 import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { deletionResult, listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';

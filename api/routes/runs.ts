@@ -1,7 +1,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
-import type { TenantTx } from '../../db/tenant.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
 import type { Run } from '../../db/schema.js';
 import { answerUpdate } from '../../workflows/agent-run-api.js';
 import { ApiError, notFound } from '../errors.js';

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { TENANT_ROLE } from '../tenant-role.js';
+import { TENANT_ROLE } from '../tenant-transaction.js';
 
 /**
  * Tenants, API keys, agents and agent versions, with row-level security on every tenant table.

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { TENANT_ROLE } from '../tenant-role.js';
+import { TENANT_ROLE } from '../tenant-transaction.js';
 import { enableTenantIsolation } from './0001_foundation.js';
 
 /**

@@ -1,13 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { Decimal } from 'decimal.js';
-import type { Db } from '../db/database.js';
-import { appendRunEvents } from '../db/run-events.js';
-import type { RunStatus } from '../db/schema.js';
-import { withTenant, type TenantTx } from '../db/tenant.js';
-import { costUsd } from './models/prices.js';
-import { sumUsage, type UsageSum } from './models/usage.js';
-import { resolveGuardrails, resolveNodes, threadHistory } from './run-plan.js';
-import type { FinishInput, RunPlan, RunRef } from './run-types.js';
+import type { Db } from '../../db/database.js';
+import { appendRunEvents } from '../../db/run-events.js';
+import type { RunStatus } from '../../db/schema.js';
+import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
+import { costUsd } from '../models/prices.js';
+import { sumUsage, type UsageSum } from '../models/usage.js';
+import { resolveGuardrails, resolveNodes, threadHistory } from './plan.js';
+import type { FinishInput, RunPlan, RunRef } from './types.js';
 
 /**
  * The run record's transitions, each with its event, in one transaction. Every event here carries a
@@ -15,7 +15,7 @@ import type { FinishInput, RunPlan, RunRef } from './run-types.js';
  */
 
 /** queued → running; reads everything the run needs (graph, tools, thread history) into its plan. */
-export async function startRun(db: Db, ref: RunRef): Promise<RunPlan> {
+export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
   return withTenant(db, ref.tenantId, async (tx) => {
     const run = await tx.selectFrom('runs').selectAll().where('id', '=', ref.runId).executeTakeFirst();
     if (!run) throw ApplicationFailure.nonRetryable(`run ${ref.runId} does not exist`, 'RunMissing');

@@ -1,8 +1,11 @@
 import { sql, type Transaction } from 'kysely';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
-import { TENANT_ROLE } from './tenant-role.js';
 
+/** The database role tenant-scoped transactions switch to. It has no BYPASSRLS and owns no table. */
+export const TENANT_ROLE = 'agent_platform_tenant';
+
+/** A transaction that sees one tenant's rows only (see withTenant). */
 export type TenantTx = Transaction<Database>;
 
 /**

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../api/operation.js';
+import type { JsonSchema } from './types.js';
 
 /**
  * Memoizes `compile` per distinct JSON Schema (by its JSON text) in a small LRU. Callers give each schema

@@ -1,12 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type { Db } from '../db/database.js';
-import { appendRunEventsNow } from '../db/run-events.js';
+import type { Db } from '../../db/database.js';
+import { appendRunEventsNow } from '../../db/run-events.js';
 import { DeltaBuffer } from './delta-buffer.js';
-import { enforceGuardrails } from './guardrail-checks.js';
-import { isRetryableModelError } from './models/errors.js';
-import { streamModelTurn } from './models/provider.js';
-import type { GuardedTurnResult, ModelTurnInput } from './run-types.js';
+import { enforceGuardrails } from '../guardrails/enforce.js';
+import { isRetryableModelError } from './errors.js';
+import { streamModelTurn } from './provider.js';
+import type { GuardedTurnResult, ModelTurnInput } from '../runs/types.js';
 
 const HEARTBEAT_EVERY_MS = 1000;
 

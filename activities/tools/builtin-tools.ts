@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../api/operation.js';
+import type { JsonSchema } from '../json-schema/types.js';
 
 /**
  * The built-in tools a catalog entry of kind `builtin` can name, with what the model is told about each.

@@ -1,8 +1,8 @@
-import { appendRunEvents } from '../db/run-events.js';
-import type { Db } from '../db/database.js';
-import { newId } from '../db/ids.js';
-import { withTenant } from '../db/tenant.js';
-import type { StepInput, StepOutcome } from './run-types.js';
+import { appendRunEvents } from '../../db/run-events.js';
+import type { Db } from '../../db/database.js';
+import { newId } from '../../db/ids.js';
+import { withTenant } from '../../db/tenant-transaction.js';
+import type { StepInput, StepOutcome } from './types.js';
 
 /**
  * The tool-call trace. A step row is keyed by (run, index), and its two events carry dedupe keys, so an

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
-import { newId } from '../db/ids.js';
-import { withTenant, type TenantTx } from '../db/tenant.js';
-import { toPgVector, type Embedder } from './embedding/index.js';
+import type { Db } from '../../db/database.js';
+import { newId } from '../../db/ids.js';
+import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
+import { toPgVector, type Embedder } from '../embedding/index.js';
 
 /** Long-term memory, shared by the API and the `memory_*` built-in tools. */
 

@@ -1,12 +1,12 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { TenantTx } from '../db/tenant.js';
-import type { AgentGraph, Tool } from '../db/schema.js';
-import { BUILTIN_TOOLS, isBuiltinKey } from './builtin-tools.js';
-import type { ChatMessage, PlanNode, PlanTool } from './run-types.js';
-import type { ScriptTurn } from './models/types.js';
-import { renderTemplate } from './prompt-template.js';
-import type { RunPromptUse } from '../db/schema.js';
-import type { Guardrail } from './guardrails/index.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
+import type { AgentGraph, Tool } from '../../db/schema.js';
+import { BUILTIN_TOOLS, isBuiltinKey } from '../tools/builtin-tools.js';
+import type { ChatMessage, PlanNode, PlanTool } from './types.js';
+import type { ScriptTurn } from '../models/types.js';
+import { renderTemplate } from '../prompts/template.js';
+import type { RunPromptUse } from '../../db/schema.js';
+import type { Guardrail } from '../guardrails/index.js';
 
 export const DEFAULT_MAX_TURNS = 20;
 

@@ -1,16 +1,16 @@
 import { Context } from '@temporalio/activity';
-import type { Db } from '../db/database.js';
-import { withTenant } from '../db/tenant.js';
+import type { Db } from '../../db/database.js';
+import { withTenant } from '../../db/tenant-transaction.js';
 import { BUILTIN_TOOLS, isBuiltinKey } from './builtin-tools.js';
-import type { StepInput, StepOutcome } from './run-types.js';
-import { beginStep, completeStep } from './steps.js';
-import { evaluateExpression } from './tools/calculator.js';
-import { callHttpTool } from './tools/http-tool.js';
-import { callMcpTool } from './tools/mcp-tool.js';
-import type { HttpToolConfig, McpToolConfig, OutboundPolicy } from './tools/types.js';
-import type { Embedder } from './embedding/index.js';
-import { MAX_KNOWLEDGE_K, searchKnowledge } from './knowledge.js';
-import { searchMemory, writeMemory } from './memory.js';
+import type { StepInput, StepOutcome } from '../runs/types.js';
+import { beginStep, completeStep } from '../runs/steps.js';
+import { evaluateExpression } from './calculator.js';
+import { callHttpTool } from './http-tool.js';
+import { callMcpTool } from './mcp-tool.js';
+import type { HttpToolConfig, McpToolConfig, OutboundPolicy } from './types.js';
+import type { Embedder } from '../embedding/index.js';
+import { MAX_KNOWLEDGE_K, searchKnowledge } from '../knowledge/search.js';
+import { searchMemory, writeMemory } from '../memory/memory.js';
 
 const HEARTBEAT_EVERY_MS = 1000;
 

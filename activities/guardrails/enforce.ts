@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
-import { appendRunEvents } from '../db/run-events.js';
-import { withTenant } from '../db/tenant.js';
-import { applyGuardrails, type Guardrail, type GuardrailOutcome, type GuardrailTrip } from './guardrails/index.js';
-import type { ModelTurnUsage, RunRef } from './run-types.js';
+import type { Db } from '../../db/database.js';
+import { appendRunEvents } from '../../db/run-events.js';
+import { withTenant } from '../../db/tenant-transaction.js';
+import { applyGuardrails, type Guardrail, type GuardrailOutcome, type GuardrailTrip } from './index.js';
+import type { ModelTurnUsage, RunRef } from '../runs/types.js';
 
 export interface GuardedText {
   text: string;

@@ -1,13 +1,13 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Db } from '../db/database.js';
-import type { DocumentStatus } from '../db/schema.js';
-import { withTenant } from '../db/tenant.js';
-import { convertToMarkdownIsolated, isConversionError, type DocumentFormat } from './conversion/index.js';
-import type { Embedder } from './embedding/index.js';
+import type { Db } from '../../db/database.js';
+import type { DocumentStatus } from '../../db/schema.js';
+import { withTenant } from '../../db/tenant-transaction.js';
+import { convertToMarkdownIsolated, isConversionError, type DocumentFormat } from '../conversion/index.js';
+import type { Embedder } from '../embedding/index.js';
 import { extractDocumentGraph } from './graph-extraction.js';
-import { isRetryableModelError } from './models/errors.js';
-import { embedDocument } from './knowledge.js';
+import { isRetryableModelError } from '../models/errors.js';
+import { embedDocument } from './search.js';
 
 /** The `convertDocument` workflow's activities: a document from upload to searchable chunks. */
 

@@ -1,7 +1,7 @@
-import type { ChatMessage, ModelTurnResult, ScriptTurn, ToolCall, TurnUsage } from './models/types.js';
-import type { JsonSchema } from '../api/operation.js';
-import type { RunPromptUse, ToolKind } from '../db/schema.js';
-import type { Guardrail } from './guardrails/index.js';
+import type { ChatMessage, ModelTurnResult, ScriptTurn, ToolCall, TurnUsage } from '../models/types.js';
+import type { JsonSchema } from '../json-schema/types.js';
+import type { RunPromptUse, ToolKind } from '../../db/schema.js';
+import type { Guardrail } from '../guardrails/index.js';
 
 /**
  * What the agent workflow and its activities pass each other. Workflow code imports these types only;

@@ -1,9 +1,9 @@
-import type { Db } from '../db/database.js';
-import { newId } from '../db/ids.js';
-import type { KnowledgeGraphSettings } from '../db/schema.js';
-import { withTenant } from '../db/tenant.js';
-import { streamModelTurn } from './models/provider.js';
-import type { ScriptTurn } from './models/types.js';
+import type { Db } from '../../db/database.js';
+import { newId } from '../../db/ids.js';
+import type { KnowledgeGraphSettings } from '../../db/schema.js';
+import { withTenant } from '../../db/tenant-transaction.js';
+import { streamModelTurn } from '../models/provider.js';
+import type { ScriptTurn } from '../models/types.js';
 
 const EXTRACTION_PROMPT =
   'Extract the named entities and the relations between them from the text. Answer only JSON: ' +

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
-import { newId } from '../db/ids.js';
-import { withTenant } from '../db/tenant.js';
-import { chunkMarkdown } from './chunking/index.js';
-import { toPgVector, type Embedder } from './embedding/index.js';
-import { tuneVectorSearch } from './memory.js';
+import type { Db } from '../../db/database.js';
+import { newId } from '../../db/ids.js';
+import { withTenant } from '../../db/tenant-transaction.js';
+import { chunkMarkdown } from '../chunking/index.js';
+import { toPgVector, type Embedder } from '../embedding/index.js';
+import { tuneVectorSearch } from '../memory/memory.js';
 
 /** Knowledge bases: chunking and embedding documents, and searching their chunks. */
 

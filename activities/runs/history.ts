@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import type { Db } from '../db/database.js';
-import { withTenant } from '../db/tenant.js';
-import type { RunRef } from './run-types.js';
+import type { Db } from '../../db/database.js';
+import { withTenant } from '../../db/tenant-transaction.js';
+import type { RunRef } from './types.js';
 
 const POLL_EVERY_MS = 200;
 

@@ -1,0 +1,24 @@
+import type { ActivityDeps } from '../deps.js';
+import { storeRunHistory } from './history.js';
+import { beginRun, finishRun, pauseRun, resumeRun } from './lifecycle.js';
+import { beginStep, completeStep } from './steps.js';
+import type { FinishInput, RunRef, StepInput, StepOutcome } from './types.js';
+
+/** The `agentRun` workflow's bookkeeping: the run record's transitions, its steps, and its archived history. */
+export function runActivities({ db, temporal }: ActivityDeps) {
+  return {
+    /** queued → running; answers the run's plan. */
+    beginRun: (ref: RunRef) => beginRun(db, ref),
+    /**
+     * The name `beginRun` had until histories recorded the rename: runs started before it replay and
+     * resume with this one (agentRun asks for it when `patched('begin-run')` is false).
+     */
+    startRun: (ref: RunRef) => beginRun(db, ref),
+    pauseRun: (ref: RunRef & { questionId: string; question: string }) => pauseRun(db, ref),
+    resumeRun: (ref: RunRef & { questionId: string; answer: string }) => resumeRun(db, ref),
+    finishRun: (finish: FinishInput) => finishRun(db, finish),
+    beginStep: (step: StepInput) => beginStep(db, step),
+    completeStep: (step: StepInput, outcome: StepOutcome) => completeStep(db, step, outcome),
+    storeRunHistory: (ref: RunRef) => storeRunHistory(db, temporal, ref),
+  };
+}
