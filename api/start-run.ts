@@ -4,7 +4,8 @@ import { newId } from '../db/ids.js';
 import { appendRunEvents } from '../db/run-events.js';
 import type { AgentVersion } from '../db/schema.js';
 import type { TenantTx } from '../db/tenant-transaction.js';
-import { AGENT_RUN_WORKFLOW, RUNS_TASK_QUEUE, type AgentRunInput } from '../workflows/agent-run-api.js';
+import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
+import type { agentRun } from '../workflows/agent-run.js';
 import { ApiError, notFound } from './errors.js';
 
 export const TenantIdAttribute = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
@@ -84,12 +85,11 @@ export async function insertRun(tx: TenantTx, run: NewRun): Promise<{ runId: str
 }
 
 /** Starts the run's workflow: id = run id, on the `runs` queue, findable in the Temporal UI by tenant, agent and source. */
-export async function startRunWorkflow(temporal: Client, run: NewRun & { runId: string }): Promise<void> {
-  const input: AgentRunInput = { tenantId: run.tenantId, runId: run.runId };
-  await temporal.workflow.start(AGENT_RUN_WORKFLOW, {
+export async function startAgentRunWorkflow(temporal: Client, run: NewRun & { runId: string }): Promise<void> {
+  await temporal.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, {
     workflowId: run.runId,
-    taskQueue: RUNS_TASK_QUEUE,
-    args: [input],
+    taskQueue: AGENT_RUN_TASK_QUEUE,
+    args: [{ tenantId: run.tenantId, runId: run.runId }],
     typedSearchAttributes: [
       { key: TenantIdAttribute, value: run.tenantId },
       { key: AgentIdAttribute, value: run.agentId },

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TERMINAL_EVENTS } from '../db/run-events.js';
-import { RUNS_TASK_QUEUE } from '../workflows/agent-run-api.js';
+import { AGENT_RUN_TASK_QUEUE } from '../workflows/agent-run-api.js';
 import type { Platform } from '../workers/platform.js';
 import { parseFrame, type SseFrame } from '../test/support/sse.js';
 import { startBenchPlatform } from './bench-platform.js';
@@ -183,7 +183,7 @@ async function runRuns(): Promise<BenchmarkResult> {
     });
     const start = bareStart.result({
       name: 'temporal-start',
-      description: `baseline: the platform's Temporal client, workflow.start('ping') on the '${RUNS_TASK_QUEUE}' task queue`,
+      description: `baseline: the platform's Temporal client, workflow.start('ping') on the '${AGENT_RUN_TASK_QUEUE}' task queue`,
       measures: 'start called → handle returned (the server has recorded the workflow)',
     });
     const exec = pingExec.result({
@@ -303,7 +303,7 @@ async function answerRound(api: Api, agentId: string, key: string): Promise<{ ne
 /** workflow.start('ping') until it returns; the result is awaited untimed, so pings do not pile up. */
 async function pingStart(platform: Platform): Promise<number> {
   const t0 = performance.now();
-  const handle = await platform.temporal.workflow.start('ping', { taskQueue: RUNS_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] });
+  const handle = await platform.temporal.workflow.start('ping', { taskQueue: AGENT_RUN_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] });
   const ms = performance.now() - t0;
   await withTimeout(handle.result(), 'ping result');
   return ms;
@@ -312,7 +312,7 @@ async function pingStart(platform: Platform): Promise<number> {
 async function pingExecute(platform: Platform): Promise<number> {
   const t0 = performance.now();
   await withTimeout(
-    platform.temporal.workflow.execute('ping', { taskQueue: RUNS_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] }),
+    platform.temporal.workflow.execute('ping', { taskQueue: AGENT_RUN_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] }),
     'ping execute',
   );
   return performance.now() - t0;

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { TASK_QUEUES } from '../workers/task-queues.js';
+import { ALL_TASK_QUEUES } from '../workflows/task-queues.js';
 import { testPlatform } from './support/global.js';
 
 describe('Temporal', () => {
-  for (const taskQueue of TASK_QUEUES) {
+  for (const taskQueue of ALL_TASK_QUEUES) {
     it(`runs a workflow on task queue '${taskQueue}' through the real server and a real worker`, async () => {
       const { temporal } = testPlatform();
       const result = await temporal.workflow.execute('ping', {

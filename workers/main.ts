@@ -4,7 +4,7 @@ import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { startWorkers } from './workers.js';
 import { closeSharedEmbedder } from '../activities/embedding/index.js';
-import { TASK_QUEUES } from './task-queues.js';
+import { ALL_TASK_QUEUES } from '../workflows/task-queues.js';
 
 /** The production worker process: polls every task queue of an external Temporal. */
 async function main(): Promise<void> {
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const database = await openDatabase(databaseConfig);
   await migrateToLatest(database.db);
   const workers = await startWorkers({ address: config.temporalAddress, namespace: config.temporalNamespace, db: database.db });
-  console.log(`[worker] polling ${TASK_QUEUES.join(', ')} on ${config.temporalAddress}`);
+  console.log(`[worker] polling ${ALL_TASK_QUEUES.join(', ')} on ${config.temporalAddress}`);
 
   const shutdown = async () => {
     await workers.shutdown();

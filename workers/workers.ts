@@ -6,7 +6,7 @@ import { sharedEmbedder } from '../activities/embedding/index.js';
 import { priceTableFromEnv } from '../activities/models/prices.js';
 import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
-import { TASK_QUEUES } from './task-queues.js';
+import { ALL_TASK_QUEUES } from '../workflows/task-queues.js';
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
@@ -50,7 +50,7 @@ export async function startWorkers(options: {
   priceTableFromEnv(env); // a malformed MODEL_PRICES fails here, not at the end of the first run
   const activities = createActivities({ db: options.db, temporal, outboundPolicy: outboundPolicyFromEnv(env), embedder: sharedEmbedder });
   const workers = await Promise.all(
-    TASK_QUEUES.map((taskQueue) =>
+    ALL_TASK_QUEUES.map((taskQueue) =>
       Worker.create({
         connection,
         namespace: options.namespace,

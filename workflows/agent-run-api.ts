@@ -1,6 +1,16 @@
+import { ApplicationFailure } from '@temporalio/common';
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { TASK_QUEUES } from './task-queues.js';
 
-/** The agent workflow's outside interface, shared by the workflow and the API. */
+/**
+ * The agent workflow's contract, shared by the workflow, its activities and whoever starts it: where it
+ * runs, its input and result, its messages, and the failure types it ends with. Start it with
+ * `client.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, …)` through a type-only import of
+ * `agentRun`, so its arguments stay typed without bundling workflow code into the caller.
+ */
+
+export const AGENT_RUN_WORKFLOW_TYPE = 'agentRun';
+export const AGENT_RUN_TASK_QUEUE = TASK_QUEUES.runs;
 
 export interface AgentRunInput {
   tenantId: string;
@@ -24,5 +34,31 @@ export const answerUpdate = defineUpdate<{ questionId: string }, [AnswerArgs]>('
 /** The question the run waits on, if any. */
 export const pendingQuestionQuery = defineQuery<{ id: string; question: string } | null>('pendingQuestion');
 
-export const AGENT_RUN_WORKFLOW = 'agentRun';
-export const RUNS_TASK_QUEUE = 'runs';
+/**
+ * The ApplicationFailure types a run fails with (thrown by its activities or by the workflow), each with
+ * the stable `error.code` the run record shows. Any other failure is `run_error`. None is retryable.
+ */
+export const AGENT_RUN_FAILURES = {
+  /** The graph cannot run: a missing node, tool, prompt or model (activities/runs/plan.ts). */
+  InvalidGraph: 'invalid_graph',
+  /** The run's row is gone. */
+  RunMissing: 'run_error',
+  /** The model provider is misconfigured or refused the request for good (activities/models/errors.ts). */
+  ModelConfiguration: 'model_error',
+  /** A node used all its turns without a final answer. */
+  MaxTurns: 'max_turns_exceeded',
+  /** A guardrail with `action: block` tripped; the failure's details carry the decision calls' usage. */
+  GuardrailBlocked: 'guardrail_blocked',
+} as const;
+
+export type AgentRunFailureType = keyof typeof AGENT_RUN_FAILURES;
+
+/** A non-retryable failure of one of the run's types. */
+export function agentRunFailure(type: AgentRunFailureType, message: string, details: unknown[] = []): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true, details });
+}
+
+/** The run's `error.code` for a failure type. */
+export function runErrorCode(type: string | undefined): string {
+  return type !== undefined && Object.hasOwn(AGENT_RUN_FAILURES, type) ? AGENT_RUN_FAILURES[type as AgentRunFailureType] : 'run_error';
+}

@@ -12,7 +12,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { ChatMessage, FinishInput, PlanNode, RunPlan, RunRef, StepInput, StepOutcome } from '../activities/runs/types.js';
-import { answerUpdate, pendingQuestionQuery, RUNS_TASK_QUEUE, type AgentRunInput, type AgentRunResult } from './agent-run-api.js';
+import { answerUpdate, pendingQuestionQuery, AGENT_RUN_TASK_QUEUE, type AgentRunInput, type AgentRunResult } from './agent-run-api.js';
 import { archiveRunHistory } from './archive-run-history.js';
 import { waitMilliseconds } from './durations.js';
 import { verifyPlan, writePlan, type PlanStep } from './plan.js';
@@ -157,7 +157,7 @@ export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
     await bookkeeping.finishRun({ ...ref, ...end, turns });
     await startChild(archiveRunHistory, {
       workflowId: `history-${ref.runId}`,
-      taskQueue: RUNS_TASK_QUEUE,
+      taskQueue: AGENT_RUN_TASK_QUEUE,
       args: [ref],
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });

@@ -1,11 +1,12 @@
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { DocumentRef } from '../activities/knowledge/ingest.js';
+import { CONVERT_DOCUMENT_FAILURES, type DocumentRef } from './convert-document-api.js';
+import { failureMessageOf, failureTypeOf } from './failures.js';
 
 const convert = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['DocumentMissing'] },
+  retry: { maximumAttempts: 3, nonRetryableErrorTypes: [CONVERT_DOCUMENT_FAILURES.DocumentMissing] },
 });
 const embed = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '60 seconds', retry: { maximumAttempts: 5 } });
 const bookkeeping = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
@@ -20,9 +21,8 @@ export async function convertDocument(ref: DocumentRef): Promise<'ready' | 'fail
     if (!(await convert.convertDocumentSource(ref))) return 'failed';
     await embed.embedDocumentChunks(ref);
   } catch (err) {
-    const cause = innermost(err);
-    if (cause instanceof ApplicationFailure && cause.type === 'DocumentMissing') return 'failed';
-    await bookkeeping.failDocument({ ...ref, error: `processing failed: ${cause instanceof Error ? cause.message : String(cause)}` });
+    if (failureTypeOf(err) === CONVERT_DOCUMENT_FAILURES.DocumentMissing) return 'failed';
+    await bookkeeping.failDocument({ ...ref, error: `processing failed: ${failureMessageOf(err)}` });
     return 'failed';
   }
   // A graph that cannot be extracted is noted on the document, not fatal: its chunks are searchable.
@@ -30,15 +30,8 @@ export async function convertDocument(ref: DocumentRef): Promise<'ready' | 'fail
   try {
     await embed.extractGraph(ref);
   } catch (err) {
-    const cause = innermost(err);
-    problem = `graph extraction failed: ${cause instanceof Error ? cause.message : String(cause)}`;
+    problem = `graph extraction failed: ${failureMessageOf(err)}`;
   }
   await bookkeeping.markDocumentReady({ ...ref, problem });
   return 'ready';
-}
-
-function innermost(err: unknown): unknown {
-  let cause = err;
-  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
-  return cause;
 }

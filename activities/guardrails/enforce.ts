@@ -1,4 +1,5 @@
-import { ApplicationFailure } from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
+import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { appendRunEvents } from '../../db/run-events.js';
@@ -62,10 +63,5 @@ async function recordTrips(db: Db, ref: RunRef, trips: GuardrailTrip[], scope: s
 
 function blockedFailure(outcome: GuardrailOutcome, turns: ModelTurnUsage[]): ApplicationFailure {
   const trip = outcome.blocked!;
-  return ApplicationFailure.create({
-    message: `blocked by guardrail '${trip.name}' (${trip.kind}, ${trip.target}): ${trip.detail}`,
-    type: 'GuardrailBlocked',
-    nonRetryable: true,
-    details: [turns],
-  });
+  return agentRunFailure('GuardrailBlocked', `blocked by guardrail '${trip.name}' (${trip.kind}, ${trip.target}): ${trip.detail}`, [turns]);
 }

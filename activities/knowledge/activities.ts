@@ -1,5 +1,6 @@
 import type { ActivityDeps } from '../deps.js';
-import { convertDocumentSource, embedDocumentChunks, extractGraph, failDocument, markDocumentReady, type DocumentRef } from './ingest.js';
+import { convertDocumentSource, embedDocumentChunks, extractGraph, failDocument, markDocumentReady } from './ingest.js';
+import type { DocumentRef } from '../../workflows/convert-document-api.js';
 
 /** The `convertDocument` workflow's activities: an uploaded document from source to searchable chunks. */
 export function knowledgeActivities({ db, embedder }: ActivityDeps) {

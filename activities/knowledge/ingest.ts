@@ -8,13 +8,10 @@ import type { Embedder } from '../embedding/index.js';
 import { extractDocumentGraph } from './graph-extraction.js';
 import { isRetryableModelError } from '../models/errors.js';
 import { embedDocument } from './search.js';
+import { CONVERT_DOCUMENT_FAILURES, type DocumentRef } from '../../workflows/convert-document-api.js';
 
 /** The `convertDocument` workflow's activities: a document from upload to searchable chunks. */
 
-export interface DocumentRef {
-  tenantId: string;
-  documentId: string;
-}
 
 const HEARTBEAT_EVERY_MS = 1000;
 
@@ -28,7 +25,7 @@ export async function convertDocumentSource(db: Db, ref: DocumentRef): Promise<b
     await tx.updateTable('documents').set({ status: 'converting', updated_at: new Date() }).where('id', '=', ref.documentId).execute();
     return tx.selectFrom('documents').select(['markdown', 'source', 'format', 'content_type', 'status']).where('id', '=', ref.documentId).executeTakeFirst();
   });
-  if (!doc) throw ApplicationFailure.nonRetryable(`document ${ref.documentId} no longer exists`, 'DocumentMissing');
+  if (!doc) throw ApplicationFailure.nonRetryable(`document ${ref.documentId} no longer exists`, CONVERT_DOCUMENT_FAILURES.DocumentMissing);
   if (doc.markdown !== null) return true;
   if (!doc.source) {
     await setStatus(db, ref, 'failed', 'the upload is missing');
@@ -77,7 +74,7 @@ export async function extractGraph(db: Db, ref: DocumentRef): Promise<{ entities
     return await extractDocumentGraph(db, ref.tenantId, ref.documentId, settings.graph, context.cancellationSignal, () => context.heartbeat());
   } catch (err) {
     // A model that cannot work (unknown provider, no API key) will not work on the next attempt either.
-    if (!isRetryableModelError(err)) throw ApplicationFailure.nonRetryable((err as Error).message, 'ModelConfiguration');
+    if (!isRetryableModelError(err)) throw ApplicationFailure.nonRetryable((err as Error).message, CONVERT_DOCUMENT_FAILURES.ModelConfiguration);
     throw err;
   }
 }

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import type { Db } from '../../db/database.js';
 import { appendRunEventsNow } from '../../db/run-events.js';
 import { DeltaBuffer } from './delta-buffer.js';
@@ -56,7 +57,7 @@ export async function callModel(db: Db, input: ModelTurnInput): Promise<GuardedT
     if (context.cancellationSignal.aborted) throw new CancelledFailure('model call cancelled');
     if (err instanceof ApplicationFailure) throw err; // a guardrail's verdict
     if (!isRetryableModelError(err)) {
-      throw ApplicationFailure.nonRetryable((err as Error).message, 'ModelConfiguration');
+      throw agentRunFailure('ModelConfiguration', (err as Error).message);
     }
     throw err;
   } finally {

@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import { Decimal } from 'decimal.js';
 import type { Db } from '../../db/database.js';
 import { appendRunEvents } from '../../db/run-events.js';
@@ -18,7 +18,7 @@ import type { FinishInput, RunPlan, RunRef } from './types.js';
 export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
   return withTenant(db, ref.tenantId, async (tx) => {
     const run = await tx.selectFrom('runs').selectAll().where('id', '=', ref.runId).executeTakeFirst();
-    if (!run) throw ApplicationFailure.nonRetryable(`run ${ref.runId} does not exist`, 'RunMissing');
+    if (!run) throw agentRunFailure('RunMissing', `run ${ref.runId} does not exist`);
     const version = await tx
       .selectFrom('agent_versions')
       .select('graph')

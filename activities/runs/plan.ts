@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import type { AgentGraph, Tool } from '../../db/schema.js';
 import { BUILTIN_TOOLS, isBuiltinKey } from '../tools/builtin-tools.js';
@@ -133,7 +133,7 @@ function asEdges(edges: unknown): Array<{ from: string; to: string }> {
 }
 
 function invalid(message: string): never {
-  throw ApplicationFailure.nonRetryable(`invalid graph: ${message}`, 'InvalidGraph');
+  throw agentRunFailure('InvalidGraph', `invalid graph: ${message}`);
 }
 
 /**

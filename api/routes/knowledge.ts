@@ -5,7 +5,8 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { newId } from '../../db/ids.js';
 import type { DocumentRow, KnowledgeBase, KnowledgeGraphSettings } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
-import { CONVERT_DOCUMENT_WORKFLOW, INGEST_TASK_QUEUE } from '../../workflows/convert-document-api.js';
+import { CONVERT_DOCUMENT_TASK_QUEUE, CONVERT_DOCUMENT_WORKFLOW_TYPE } from '../../workflows/convert-document-api.js';
+import type { convertDocument } from '../../workflows/convert-document.js';
 import { embedding } from '../embedder-errors.js';
 import { ApiError, notFound } from '../errors.js';
 import { readJsonBody } from '../middleware/json-body.js';
@@ -302,9 +303,9 @@ export const addDocument = defineOperation<{ kb: string }>({
     );
     if (doc.status === 'failed') return { status: 202, body: { document: documentJson(doc) } };
 
-    await deps.temporal.workflow.start(CONVERT_DOCUMENT_WORKFLOW, {
+    await deps.temporal.workflow.start<typeof convertDocument>(CONVERT_DOCUMENT_WORKFLOW_TYPE, {
       workflowId: `ingest-${doc.id}`,
-      taskQueue: INGEST_TASK_QUEUE,
+      taskQueue: CONVERT_DOCUMENT_TASK_QUEUE,
       args: [{ tenantId: caller.tenantId, documentId: doc.id }],
     });
     const queued = await tenant((tx) =>

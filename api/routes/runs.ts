@@ -10,7 +10,7 @@ import { takeRateLimitToken, RUN_RATE_LIMIT } from '../rate-limit.js';
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
 import { listOf, page, refParams, type PageQuery } from '../schemas.js';
 import { SSE_HEADERS, streamRunEvents } from '../sse.js';
-import { insertRun, startRunWorkflow } from '../start-run.js';
+import { insertRun, startAgentRunWorkflow } from '../start-run.js';
 import { findAgent } from './agents.js';
 
 const TAG = 'Runs';
@@ -50,7 +50,7 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
       const newRun = { tenantId: caller.tenantId, agentId: agent.id, input: body.input, threadId: body.thread_id, source: 'api' as const };
       return { ...newRun, ...(await insertRun(tx, newRun)) };
     });
-    await startRunWorkflow(deps.temporal, run);
+    await startAgentRunWorkflow(deps.temporal, run);
     const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0);
     return { ...reply, headers: { ...SSE_HEADERS, ...rateHeaders } };
   },
