@@ -1,7 +1,7 @@
 import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import type { AgentGraph, Tool } from '../../db/schema.js';
-import { BUILTIN_TOOLS, isBuiltinKey } from '../tools/builtin-tools.js';
+import { builtinTool } from '../tools/builtins/registry.js';
 import type { ChatMessage, PlanNode, PlanTool } from './types.js';
 import type { ScriptTurn } from '../models/types.js';
 import { renderTemplate } from '../prompts/template.js';
@@ -95,7 +95,7 @@ async function resolvePrompt(tx: TenantTx, tenantId: string, nodeId: string, ref
 }
 
 function planTool(tool: Tool): PlanTool {
-  const builtin = tool.builtin && isBuiltinKey(tool.builtin) ? BUILTIN_TOOLS[tool.builtin] : undefined;
+  const builtin = builtinTool(tool.builtin);
   const httpSchema = (tool.http?.arguments_schema as PlanTool['parameters'] | undefined) ?? { type: 'object' };
   return {
     id: tool.id,

@@ -1,23 +1,25 @@
 import { Context } from '@temporalio/activity';
 import type { Db } from '../../db/database.js';
 import { withTenant } from '../../db/tenant-transaction.js';
-import { BUILTIN_TOOLS, isBuiltinKey } from './builtin-tools.js';
+import type { ActivityDeps } from '../deps.js';
+import { searchKnowledge } from '../knowledge/search.js';
+import { searchMemory, writeMemory } from '../memory/memory.js';
 import type { StepInput, StepOutcome } from '../runs/types.js';
 import { beginStep, completeStep } from '../runs/steps.js';
-import { evaluateExpression } from './calculator.js';
+import type { ActivityToolContext } from './builtins/definition.js';
+import { builtinTool } from './builtins/registry.js';
 import { callHttpTool } from './http-tool.js';
 import { callMcpTool } from './mcp-tool.js';
-import type { HttpToolConfig, McpToolConfig, OutboundPolicy } from './types.js';
-import type { Embedder } from '../embedding/index.js';
-import { MAX_KNOWLEDGE_K, searchKnowledge } from '../knowledge/search.js';
-import { searchMemory, writeMemory } from '../memory/memory.js';
+import type { HttpToolConfig, McpToolConfig } from './types.js';
 
 const HEARTBEAT_EVERY_MS = 1000;
 
+type ToolDeps = Pick<ActivityDeps, 'outboundPolicy' | 'embedder'>;
+
 /**
- * Runs one tool call that needs I/O (calculator, http, mcp, and built-ins not available yet) and records
- * it as a step. A failing tool is an answer, not an activity failure: the model sees the error and the
- * step is stored as failed.
+ * Runs one tool call that needs I/O (an activity built-in, http, mcp, and built-ins not available yet)
+ * and records it as a step. A failing tool is an answer, not an activity failure: the model sees the
+ * error and the step is stored as failed.
  */
 export async function executeTool(db: Db, deps: ToolDeps, step: StepInput): Promise<StepOutcome> {
   const context = Context.current();
@@ -42,21 +44,9 @@ async function run(db: Db, deps: ToolDeps, step: StepInput, signal: AbortSignal)
   if (!tool) throw new Error(`unknown tool '${call.tool}': this node has no tool by that name`);
   switch (tool.kind) {
     case 'builtin': {
-      const args = call.arguments;
-      switch (tool.builtin) {
-        case 'calculator':
-          return { result: evaluateExpression(requireString(args, 'expression')) };
-        case 'memory_write':
-          return { id: (await writeMemory(db, deps.embedder(), step.tenantId, requireString(args, 'content'))).id };
-        case 'memory_search':
-          return { hits: await searchMemory(db, deps.embedder(), step.tenantId, requireString(args, 'query'), toolK(args)) };
-        case 'knowledge_search':
-          return { hits: await knowledgeSearchTool(db, deps, step.tenantId, args) };
-      }
-      const known = tool.builtin && isBuiltinKey(tool.builtin) ? BUILTIN_TOOLS[tool.builtin] : undefined;
-      if (known?.runsIn === 'unavailable') {
-        throw new Error(`the built-in tool '${tool.builtin}' is not available yet on this platform`);
-      }
+      const builtin = builtinTool(tool.builtin);
+      if (builtin?.runsIn === 'activity') return builtin.run(call.arguments, activityToolContext(db, deps, step.tenantId, signal));
+      if (builtin?.runsIn === 'unavailable') throw new Error(`the built-in tool '${tool.builtin}' is not available yet on this platform`);
       throw new Error(`the built-in tool '${tool.builtin}' cannot run as an activity`);
     }
     case 'http':
@@ -66,31 +56,16 @@ async function run(db: Db, deps: ToolDeps, step: StepInput, signal: AbortSignal)
   }
 }
 
-export interface ToolDeps {
-  outboundPolicy: OutboundPolicy;
-  embedder: () => Embedder;
-}
-
-function requireString(args: Record<string, unknown>, name: string): string {
-  const value = args[name];
-  if (typeof value !== 'string' || !value) throw new Error(`this tool needs a string "${name}"`);
-  return value;
-}
-
-function toolK(args: Record<string, unknown>): number {
-  return typeof args.k === 'number' && Number.isInteger(args.k) ? Math.min(Math.max(args.k, 1), MAX_KNOWLEDGE_K) : 5;
-}
-
-/** `knowledge_search(query, k?, kb?)`: the top chunks, as the model is best served by them. */
-async function knowledgeSearchTool(db: Db, deps: ToolDeps, tenantId: string, args: Record<string, unknown>) {
-  let kbId: string | undefined;
-  if (typeof args.kb === 'string') {
-    const kb = await withTenant(db, tenantId, (tx) => tx.selectFrom('knowledge_bases').select('id').where('name', '=', args.kb as string).executeTakeFirst());
-    if (!kb) throw new Error(`no knowledge base named '${args.kb}'`);
-    kbId = kb.id;
-  }
-  const hits = await searchKnowledge(db, deps.embedder(), tenantId, { query: requireString(args, 'query'), kbId, k: toolK(args), mode: 'vector', hops: 1 });
-  return hits.map((h) => ({ content: h.content, document_id: h.document_id, title: h.title, kb: h.kb, similarity: h.similarity }));
+/** What the activity built-ins reach, bound to the run's tenant. */
+function activityToolContext(db: Db, deps: ToolDeps, tenantId: string, signal: AbortSignal): ActivityToolContext {
+  return {
+    signal,
+    writeMemory: (content) => writeMemory(db, deps.embedder(), tenantId, content),
+    searchMemory: (query, k) => searchMemory(db, deps.embedder(), tenantId, query, k),
+    findKnowledgeBase: async (ref) =>
+      (await withTenant(db, tenantId, (tx) => tx.selectFrom('knowledge_bases').select('id').where('name', '=', ref).executeTakeFirst()))?.id,
+    searchKnowledge: ({ query, kbId, k }) => searchKnowledge(db, deps.embedder(), tenantId, { query, kbId, k, mode: 'vector', hops: 1 }),
+  };
 }
 
 /** HTTP and MCP settings are read at call time rather than carried in the history: headers may hold secrets. */

@@ -1,4 +1,4 @@
-import { BUILTIN_KEYS } from '../../activities/tools/builtin-tools.js';
+import { BUILTIN_KEYS } from '../../activities/tools/builtins/registry.js';
 import { httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
 import type { HttpToolConfig } from '../../activities/tools/types.js';
 import { newId } from '../../db/ids.js';
