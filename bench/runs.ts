@@ -3,6 +3,8 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TERMINAL_EVENTS } from '../db/run-events.js';
 import { AGENT_RUN_TASK_QUEUE } from '../workflows/agent-run-api.js';
+import { PING_WORKFLOW_TYPE } from '../workflows/ping-api.js';
+import type { ping } from '../workflows/ping.js';
 import type { Platform } from '../workers/platform.js';
 import { parseFrame, type SseFrame } from '../test/support/sse.js';
 import { startBenchPlatform } from './bench-platform.js';
@@ -303,7 +305,7 @@ async function answerRound(api: Api, agentId: string, key: string): Promise<{ ne
 /** workflow.start('ping') until it returns; the result is awaited untimed, so pings do not pile up. */
 async function pingStart(platform: Platform): Promise<number> {
   const t0 = performance.now();
-  const handle = await platform.temporal.workflow.start('ping', { taskQueue: AGENT_RUN_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] });
+  const handle = await platform.temporal.workflow.start<typeof ping>(PING_WORKFLOW_TYPE, { taskQueue: AGENT_RUN_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] });
   const ms = performance.now() - t0;
   await withTimeout(handle.result(), 'ping result');
   return ms;
@@ -312,7 +314,7 @@ async function pingStart(platform: Platform): Promise<number> {
 async function pingExecute(platform: Platform): Promise<number> {
   const t0 = performance.now();
   await withTimeout(
-    platform.temporal.workflow.execute('ping', { taskQueue: AGENT_RUN_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] }),
+    platform.temporal.workflow.execute<typeof ping>(PING_WORKFLOW_TYPE, { taskQueue: AGENT_RUN_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] }),
     'ping execute',
   );
   return performance.now() - t0;

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { PING_WORKFLOW_TYPE } from '../workflows/ping-api.js';
+import type { ping } from '../workflows/ping.js';
 import { ALL_TASK_QUEUES } from '../workflows/task-queues.js';
 import { testPlatform } from './support/global.js';
 
@@ -6,7 +8,7 @@ describe('Temporal', () => {
   for (const taskQueue of ALL_TASK_QUEUES) {
     it(`runs a workflow on task queue '${taskQueue}' through the real server and a real worker`, async () => {
       const { temporal } = testPlatform();
-      const result = await temporal.workflow.execute('ping', {
+      const result = await temporal.workflow.execute<typeof ping>(PING_WORKFLOW_TYPE, {
         taskQueue,
         workflowId: `ping-${taskQueue}-${Date.now()}`,
         args: ['hello'],

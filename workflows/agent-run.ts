@@ -16,7 +16,6 @@ import type { WorkflowToolContext } from '../activities/tools/builtins/definitio
 import type { PlanStep } from '../activities/tools/builtins/plan.js';
 import { builtinTool } from '../activities/tools/builtins/registry.js';
 import {
-  AGENT_RUN_TASK_QUEUE,
   agentRunFailure,
   answerUpdate,
   pendingQuestionQuery,
@@ -27,6 +26,7 @@ import {
   type AnswerArgs,
 } from './agent-run-api.js';
 import { archiveRunHistory } from './archive-run-history.js';
+import { ARCHIVE_RUN_HISTORY_TASK_QUEUE, archiveRunHistoryWorkflowId } from './archive-run-history-api.js';
 import { failureMessageOf, failureTypeOf, innermostCause } from './failures.js';
 
 /** Short bookkeeping activities: database writes that should never take long. */
@@ -220,8 +220,8 @@ class AgentRun {
   private async finish(end: Omit<FinishInput, keyof RunRef | 'turns'>): Promise<void> {
     await bookkeeping.finishRun({ ...this.ref, ...end, turns: this.turns });
     await startChild(archiveRunHistory, {
-      workflowId: `history-${this.ref.runId}`,
-      taskQueue: AGENT_RUN_TASK_QUEUE,
+      workflowId: archiveRunHistoryWorkflowId(this.ref.runId),
+      taskQueue: ARCHIVE_RUN_HISTORY_TASK_QUEUE,
       args: [this.ref],
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });
