@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { CompiledQuery, sql } from 'kysely';
-import { createEmbedder, EMBEDDING_DIMENSIONS, toPgVector } from '../activities/embedding/index.js';
+import { cosineDistance, toSql } from 'pgvector/kysely';
+import { createEmbedder, EMBEDDING_DIMENSIONS } from '../activities/embedding/index.js';
 import { searchKnowledge } from '../activities/knowledge/search.js';
 import { tuneVectorSearch } from '../activities/memory/memory.js';
 import { databaseConfigFromEnv } from '../db/config.js';
@@ -21,7 +22,7 @@ import { sampleSentences, seededRandom } from './sentences.js';
  *
  * THE QUERY is the one `searchKnowledge` (activities/knowledge.ts) builds for `mode: vector` with no
  * `kb` — chunks joined to their document and knowledge base, `where chunks.tenant_id = $1 order by
- * embedding <=> $q::vector limit 5` — built with the same Kysely calls, inside `withTenant` (tenant
+ * embedding <=> $q limit 5` — built with the same Kysely calls, inside `withTenant` (tenant
  * role, row-level security, app.tenant_id) after `tuneVectorSearch` (hnsw.ef_search = 100,
  * hnsw.iterative_scan = relaxed_order). EXACT is that query in the same kind of transaction with
  * `set local enable_indexscan = off`: no index-ordered scan is left, so every chunk of the tenant is read
@@ -193,11 +194,11 @@ async function runSearch(): Promise<BenchmarkResult> {
         indexes.push(i);
         if (i < realVectors.length) {
           contents.push(`real: ${realTexts[i]}`);
-          embeddings.push(toPgVector(realVectors[i]!));
+          embeddings.push(toSql(Array.from(realVectors[i]!))!);
         } else {
           const { vector, parent } = synth.next();
           contents.push(`synthetic #${i} (from real #${parent})`);
-          embeddings.push(toPgVector(vector));
+          embeddings.push(toSql(Array.from(vector))!);
         }
       }
       await sql`
@@ -216,7 +217,7 @@ async function runSearch(): Promise<BenchmarkResult> {
     console.log(`[bench] index built in ${(buildMs / 1000).toFixed(1)} s`);
 
     // ---- the plans, and the replica against the real searchKnowledge ----
-    const probe = toPgVector(queryVectors[0]!);
+    const probe = Array.from(queryVectors[0]!);
     const hnswPlan = await explain(db, tenant.id, probe, false);
     const exactPlan = await explain(db, tenant.id, probe, true);
     if (!hnswPlan.usesIndex) throw new Error(`sanity check: the HNSW query does not use ${INDEX_NAME}:\n${hnswPlan.text}`);
@@ -230,10 +231,10 @@ async function runSearch(): Promise<BenchmarkResult> {
 
     // ---- measure ----
     console.log(`[bench] warming up (${WARMUP_QUERIES} queries each), then ${queryVectors.length} queries, HNSW and exact alternately...`);
-    const literals = queryVectors.map((v) => toPgVector(v));
-    for (let i = 0; i < Math.min(WARMUP_QUERIES, literals.length); i++) {
-      await timedSearch(db, tenant.id, literals[i]!, false);
-      await timedSearch(db, tenant.id, literals[i]!, true);
+    const queries = queryVectors.map((v) => Array.from(v));
+    for (let i = 0; i < Math.min(WARMUP_QUERIES, queries.length); i++) {
+      await timedSearch(db, tenant.id, queries[i]!, false);
+      await timedSearch(db, tenant.id, queries[i]!, true);
     }
     const hnswMs: number[] = [];
     const exactMs: number[] = [];
@@ -241,11 +242,11 @@ async function runSearch(): Promise<BenchmarkResult> {
     const top1: number[] = [];
     let exactRealHits = 0;
     let exactHits = 0;
-    for (let i = 0; i < literals.length; i++) {
+    for (let i = 0; i < queries.length; i++) {
       // Alternate which goes first, so neither always finds the other's pages warm.
       const order = i % 2 === 0 ? [false, true] : [true, false];
       const results: Record<string, Awaited<ReturnType<typeof timedSearch>>> = {};
-      for (const exact of order) results[exact ? 'exact' : 'hnsw'] = await timedSearch(db, tenant.id, literals[i]!, exact);
+      for (const exact of order) results[exact ? 'exact' : 'hnsw'] = await timedSearch(db, tenant.id, queries[i]!, exact);
       const hnsw = results.hnsw!;
       const exact = results.exact!;
       hnswMs.push(hnsw.ms);
@@ -335,8 +336,8 @@ function round3(value: number): number {
 // ---- the query ----
 
 /** searchKnowledge's nearest-chunks query (vector mode, no kb), built with the same Kysely calls. */
-function nearestQuery(tx: TenantTx, tenantId: string, literal: string) {
-  const distance = sql<number>`chunks.embedding <=> ${literal}::vector`;
+function nearestQuery(tx: TenantTx, tenantId: string, queryVector: number[]) {
+  const distance = cosineDistance('chunks.embedding', queryVector).$castTo<number>();
   return tx
     .selectFrom('chunks')
     .innerJoin('documents', 'documents.id', 'chunks.document_id')
@@ -356,10 +357,10 @@ async function inSearchTransaction<T>(db: Db, tenantId: string, exact: boolean, 
   });
 }
 
-async function timedSearch(db: Db, tenantId: string, literal: string, exact: boolean) {
+async function timedSearch(db: Db, tenantId: string, queryVector: number[], exact: boolean) {
   return inSearchTransaction(db, tenantId, exact, async (tx) => {
     const t0 = performance.now();
-    const rows = await nearestQuery(tx, tenantId, literal).execute();
+    const rows = await nearestQuery(tx, tenantId, queryVector).execute();
     const ms = performance.now() - t0;
     return { ms, ids: rows.map((r) => r.id), contents: rows.map((r) => r.content), similarities: rows.map((r) => 1 - Number(r.distance)) };
   });
@@ -373,9 +374,9 @@ interface PlanNode {
 }
 
 /** EXPLAIN of the query: whether chunks_embedding_idx is scanned, the plan's nodes, and its text. */
-async function explain(db: Db, tenantId: string, literal: string, exact: boolean): Promise<{ usesIndex: boolean; nodes: string[]; text: string }> {
+async function explain(db: Db, tenantId: string, queryVector: number[], exact: boolean): Promise<{ usesIndex: boolean; nodes: string[]; text: string }> {
   return inSearchTransaction(db, tenantId, exact, async (tx) => {
-    const compiled = nearestQuery(tx, tenantId, literal).compile();
+    const compiled = nearestQuery(tx, tenantId, queryVector).compile();
     const json = await tx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(CompiledQuery.raw(`explain (format json) ${compiled.sql}`, [...compiled.parameters]));
     const text = await tx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]));
     const nodes: string[] = [];

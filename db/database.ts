@@ -1,10 +1,9 @@
 import fs from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from './config.js';
-import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -51,7 +50,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   // PGlite creates its own folder but not the parents; the vector extension must be named on every open.
   await fs.mkdir(config.dataDir, { recursive: true });
   const pglite = await PGlite.create({ dataDir: config.dataDir, extensions: { vector } });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  // PGlite has one connection. Kysely's PGlite adapter declares that, so Kysely holds a mutex from
+  // acquiring the connection to releasing it: a transaction's begin..commit never interleaves with
+  // another request's statements, which wait their turn.
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
   return {
     db,
     kind: 'pglite',
@@ -60,8 +62,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
       return () => unlisten();
     },
     close: async () => {
+      // Waiting for the connection lets whatever holds it, or queued for it, finish first;
+      // destroying then closes PGlite too (Kysely's PGlite driver does that).
+      await db.connection().execute(async () => {});
       await db.destroy();
-      await pglite.close();
     },
   };
 }

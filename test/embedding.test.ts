@@ -16,7 +16,6 @@ import {
   missingModelFiles,
   REQUIRED_MODEL_FILES,
   sharedEmbedder,
-  toPgVector,
   type WorkerEmbedder,
 } from '../activities/embedding/index.js';
 
@@ -312,28 +311,5 @@ describe('embedding: missing or broken model files', function () {
     } finally {
       await pool.close();
     }
-  });
-});
-
-describe('embedding: toPgVector', () => {
-  it('writes the pgvector text literal', () => {
-    expect(toPgVector([0.1, -0.25, 3])).to.equal('[0.1,-0.25,3]');
-    expect(toPgVector(new Float32Array([0.1, -0.25, 1e-8]))).to.equal('[0.1,-0.25,1e-8]');
-  });
-
-  it('round-trips every float4 component', () => {
-    const values = new Float32Array(384).map((_, i) => Math.sin(i * 12.9898) * 0.3);
-    const literal = toPgVector(values);
-    expect(literal.startsWith('[') && literal.endsWith(']')).to.equal(true);
-    const parsed = literal.slice(1, -1).split(',').map(Number);
-    expect(parsed).to.have.length(384);
-    parsed.forEach((p, i) => expect(Math.fround(p), `component ${i}`).to.equal(values[i]));
-  });
-
-  it('refuses empty vectors and components pgvector cannot store', () => {
-    expect(() => toPgVector([])).to.throw(TypeError);
-    expect(() => toPgVector([1, Number.NaN])).to.throw(TypeError, 'component 1');
-    expect(() => toPgVector([Infinity])).to.throw(TypeError);
-    expect(() => toPgVector([1e39])).to.throw(TypeError, 'float4');
   });
 });

@@ -6,7 +6,9 @@
  * - `sharedEmbedder()` — the process-wide embedder (lazy; configured from the environment). Activities
  *   use this one so a process starts its embedding workers (and loads the model) once.
  * - `createEmbedder(options)` — a separate pool (tests, benchmarks, other settings).
- * - Store `embedder.modelId` and `embedder.dtype` with every vector; `toPgVector(v)` gives the literal.
+ * - Store `embedder.modelId` and `embedder.dtype` with every vector. Vectors go to SQL through the
+ *   `pgvector` package (`toSql`, `cosineDistance` from `pgvector/kysely`), which takes plain arrays:
+ *   pass `Array.from(vector)`.
  *
  * Environment: `EMBEDDING_MODEL_DIR` (models root; default
  * `${XDG_CACHE_HOME:-$HOME/.cache}/agent-platform/models`, filled by `npm run fetch-model`),
@@ -26,7 +28,6 @@ export {
   missingModelFiles,
 } from './config.js';
 export { EmbedderUnavailableError, type EmbedderUnavailableReason } from './errors.js';
-export { toPgVector } from './pgvector.js';
 export { WorkerEmbedder, type Embedder, type EmbedderOptions, type EmbedderStats } from './pool.js';
 
 /** A new worker pool. Workers start on the first `embed` (or `warmup()`); `close()` stops them. */
