@@ -42,4 +42,10 @@ export class ApiError extends Error {
 }
 
 export const notFound = (what: string, ref: string) => new ApiError('not_found', `${what} '${ref}' not found`);
+
+/** What a repository found, or the 404 naming what was asked for (`notFound(what, ref)`). */
+export function orNotFound<T>(found: T | undefined, what: string, ref: string): T {
+  if (found === undefined) throw notFound(what, ref);
+  return found;
+}
 export const invalidRequest = (message: string, fields: FieldError[]) => new ApiError('invalid_request', message, { fields });

@@ -1,4 +1,3 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
 import type { JsonSchema } from './operation.js';
 
 /** Schemas shared by several operations. Each operation's own schemas live beside its handler. */
@@ -54,28 +53,6 @@ export const pageQuery: JsonSchema = {
     cursor: { type: 'string', minLength: 1 },
   },
 };
-
-export interface PageQuery {
-  limit: number;
-  cursor?: string;
-}
-
-/**
- * One page of a list in id order (ids sort by creation): the rows after `cursor`, and the cursor of the
- * next page, found by fetching one row more than asked for.
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table's select query
-export async function fetchPage<O extends { id: string }>(query: SelectQueryBuilder<any, any, O>, idColumn: string, { limit, cursor }: PageQuery) {
-  let q = query.orderBy(sql.ref(idColumn)).limit(limit + 1);
-  if (cursor) q = q.where(sql.ref(idColumn), '>', cursor);
-  return page(await q.execute(), limit);
-}
-
-/** Takes `limit + 1` rows and answers the page plus the cursor of the next one. */
-export function page<T extends { id: string }>(rows: T[], limit: number): { items: T[]; nextCursor: string | null } {
-  const items = rows.slice(0, limit);
-  return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null };
-}
 
 export const refParams: JsonSchema = {
   type: 'object',

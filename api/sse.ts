@@ -1,7 +1,8 @@
 import { PassThrough } from 'node:stream';
 import type Koa from 'koa';
 import type { Db } from '../db/database.js';
-import { readRunEvents, TERMINAL_EVENTS } from '../db/run-events.js';
+import { readRunEvents } from '../db/run-events.js';
+import { findRunStatus, TERMINAL_EVENTS } from '../db/runs.js';
 import type { RunEvent } from '../db/schema.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import type { RunEventHub } from './run-event-hub.js';
@@ -91,6 +92,5 @@ function frame(event: RunEvent): string {
 }
 
 async function isPaused(db: Db, tenantId: string, runId: string): Promise<boolean> {
-  const run = await withTenant(db, tenantId, (tx) => tx.selectFrom('runs').select('status').where('id', '=', runId).executeTakeFirst());
-  return run?.status === 'paused';
+  return (await withTenant(db, tenantId, (tx) => findRunStatus(tx, tenantId, runId))) === 'paused';
 }

@@ -31,7 +31,7 @@ const SEEDED_AGENTS = 20;
 /** The platform's default page size (api/schemas.ts pageQuery) plus the one row that detects a next page. */
 const LIST_LIMIT = 50;
 
-/** The SQL Kysely compiles for listAgents' first page (api/routes/agents.ts), parameters in the same order. */
+/** The SQL Kysely compiles for listAgents' first page (listAgentsPage in db/agents.ts), parameters in the same order. */
 const LIST_AGENTS_SQL =
   'select "agents".*, (select "version" from "agent_versions" where "agent_versions"."agent_id" = "agents"."id" ' +
   'and "status" = $1) as "published_version" from "agents" where "agents"."tenant_id" = $2 order by "agents"."id" limit $3';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TERMINAL_EVENTS } from '../db/run-events.js';
+import { TERMINAL_EVENTS } from '../db/runs.js';
 import { AGENT_RUN_TASK_QUEUE } from '../workflows/agent-run-api.js';
 import { PING_WORKFLOW_TYPE } from '../workflows/ping-api.js';
 import type { ping } from '../workflows/ping.js';

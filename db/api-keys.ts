@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
+import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { ApiKey, ApiKeyKind } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
@@ -58,4 +59,22 @@ export async function findActiveApiKey(db: Db, key: string): Promise<Pick<ApiKey
     .where('key_hash', '=', hashApiKey(key))
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
+}
+
+/** The workspace's keys, revoked ones included. */
+export async function listApiKeysPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<ApiKey>> {
+  return fetchPage(tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+}
+
+/** Revokes a live key: its id, or undefined when the workspace has no such live key. */
+export async function revokeApiKeyById(tx: TenantTx, tenantId: string, keyId: string): Promise<string | undefined> {
+  const revoked = await tx
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('id', '=', keyId)
+    .where('tenant_id', '=', tenantId)
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return revoked?.id;
 }

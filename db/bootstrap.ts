@@ -1,6 +1,6 @@
 import { findActiveApiKey, insertApiKey } from './api-keys.js';
 import type { Db } from './database.js';
-import { createTenant } from './tenants.js';
+import { createTenant, findTenantByName } from './tenants.js';
 import { withTenant } from './tenant-transaction.js';
 
 export interface BootstrapResult {
@@ -19,7 +19,7 @@ export async function ensureInitialWorkspace(db: Db, name: string, initApiKey?: 
     const existing = await findActiveApiKey(db, initApiKey);
     if (existing) return { tenantId: existing.tenant_id };
   }
-  const tenant = await db.selectFrom('tenants').select('id').where('name', '=', name).orderBy('id').executeTakeFirst();
+  const tenant = await findTenantByName(db, name);
   if (!tenant) {
     const created = await createTenant(db, name, initApiKey);
     return { tenantId: created.tenant.id, newApiKey: initApiKey ? undefined : created.apiKey };

@@ -21,9 +21,6 @@ export type RunEventType =
   | 'run.cancelled'
   | 'attempt.reset';
 
-/** Events after which a run's stream has nothing more to say. */
-export const TERMINAL_EVENTS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-
 export interface NewRunEvent {
   type: RunEventType;
   data: Record<string, unknown>;

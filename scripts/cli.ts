@@ -6,7 +6,7 @@ import { databaseConfigFromEnv } from '../db/config.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { withTenant } from '../db/tenant-transaction.js';
-import { createTenant } from '../db/tenants.js';
+import { createTenant, findTenant } from '../db/tenants.js';
 
 const USAGE = `usage:
   agent-platform tenant create NAME              create a workspace; prints {"tenant_id", "api_key"}
@@ -31,8 +31,7 @@ const commands: Record<string, Command> = {
     const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, standard: { type: 'boolean' } } });
     if (!values.tenant) throw new UsageError('key create needs --tenant ID');
     const tenantId = values.tenant;
-    const tenant = await db.selectFrom('tenants').select('id').where('id', '=', tenantId).executeTakeFirst();
-    if (!tenant) throw new UsageError(`no tenant with id ${tenantId}`);
+    if (!(await findTenant(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
     const kind = values.standard ? 'standard' : 'management';
     const { record, key } = await withTenant(db, tenantId, (tx) => insertApiKey(tx, tenantId, kind, 'cli'));
     return { tenant_id: tenantId, key_id: record.id, kind, api_key: key };

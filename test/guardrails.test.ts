@@ -44,6 +44,14 @@ describe('guardrails', () => {
       expect((await call('DELETE', '/v1/guardrails/no-secrets', { key })).status).to.equal(404);
     });
 
+    it('addresses a guardrail by id first, then by name (db/refs.ts)', async () => {
+      const first = (await call('POST', '/v1/guardrails', { key, body: { name: 'first', kind: 'regex', config: { pattern: 'x' } } })).body.guardrail;
+      // A second guardrail named like the first one's id: the id still reaches the first.
+      await call('POST', '/v1/guardrails', { key, body: { name: first.id, kind: 'regex', config: { pattern: 'y' } } });
+      expect((await call('PATCH', `/v1/guardrails/${first.id}`, { key, body: { enabled: false } })).body).to.deep.equal({ name: 'first', enabled: false });
+      expect((await call('PATCH', '/v1/guardrails/first', { key, body: { enabled: true } })).body).to.deep.equal({ name: 'first', enabled: true });
+    });
+
     it('answers 400 to an unknown kind, target or action, and to a config its kind rejects', async () => {
       const bad = [
         { name: 'g', kind: 'vibes' },

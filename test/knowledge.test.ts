@@ -48,6 +48,16 @@ describe('knowledge', function () {
     expect((await call('POST', '/v1/knowledge', { key, body: { name: 'x', nope: 1 } })).status).to.equal(400);
   });
 
+  it('addresses a knowledge base by id first, then by name (db/refs.ts)', async () => {
+    const first = (await call('POST', '/v1/knowledge', { key, body: { name: 'by-ref' } })).body.knowledge_base;
+    // A second knowledge base named like the first one's id: the id still reaches the first.
+    const second = (await call('POST', '/v1/knowledge', { key, body: { name: first.id } })).body.knowledge_base;
+    expect((await call('PATCH', `/v1/knowledge/${first.id}`, { key, body: { description: 'first' } })).body.knowledge_base).to.include({ id: first.id, name: 'by-ref' });
+    expect((await call('PATCH', `/v1/knowledge/${second.id}`, { key, body: { description: 'second' } })).body.knowledge_base).to.include({ id: second.id, name: first.id });
+    await call('DELETE', `/v1/knowledge/${second.id}`, { key });
+    await call('DELETE', `/v1/knowledge/${first.id}`, { key });
+  });
+
   it('makes a text document searchable: chunks with heading paths, hits with similarity', async () => {
     await call('POST', '/v1/knowledge', { key, body: { name: 'garden' } });
     const doc = await addText('garden', 'Gardening guide', GUIDE);

@@ -1,8 +1,8 @@
 import type { ApplicationFailure } from '@temporalio/common';
 import { agentRunFailure } from '../../workflows/agent-run-api.js';
-import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { appendRunEvents } from '../../db/run-events.js';
+import { appendGuardrailTrips } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { applyGuardrails, type Guardrail, type GuardrailOutcome, type GuardrailTrip } from './index.js';
 import type { ModelTurnUsage, RunRef } from '../runs/types.js';
@@ -53,11 +53,7 @@ async function recordTrips(db: Db, ref: RunRef, trips: GuardrailTrip[], scope: s
     );
     if (fresh.length === 0) return; // recorded by an earlier attempt
     const records = trips.map((trip) => ({ name: trip.name, kind: trip.kind, action: trip.action, target: trip.target, detail: trip.detail, at }));
-    await tx
-      .updateTable('runs')
-      .set({ guardrail_trips: sql`guardrail_trips || ${JSON.stringify(records)}::jsonb` as never })
-      .where('id', '=', ref.runId)
-      .execute();
+    await appendGuardrailTrips(tx, ref.tenantId, ref.runId, records);
   });
 }
 

@@ -1,7 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Db } from '../../db/database.js';
-import type { DocumentStatus } from '../../db/schema.js';
+import { markDocumentConverting, setDocumentFailed, setDocumentMarkdown, setDocumentReady } from '../../db/documents.js';
+import { findGraphSettingsOfDocument } from '../../db/knowledge-bases.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { convertToMarkdownIsolated, isConversionError, type DocumentFormat } from '../conversion/index.js';
 import type { Embedder } from '../embedding/index.js';
@@ -21,14 +22,11 @@ const HEARTBEAT_EVERY_MS = 1000;
  * answers false; nothing is embedded.
  */
 export async function convertDocumentSource(db: Db, ref: DocumentRef): Promise<boolean> {
-  const doc = await withTenant(db, ref.tenantId, async (tx) => {
-    await tx.updateTable('documents').set({ status: 'converting', updated_at: new Date() }).where('id', '=', ref.documentId).execute();
-    return tx.selectFrom('documents').select(['markdown', 'source', 'format', 'content_type', 'status']).where('id', '=', ref.documentId).executeTakeFirst();
-  });
+  const doc = await withTenant(db, ref.tenantId, (tx) => markDocumentConverting(tx, ref.tenantId, ref.documentId));
   if (!doc) throw ApplicationFailure.nonRetryable(`document ${ref.documentId} no longer exists`, CONVERT_DOCUMENT_FAILURES.DocumentMissing);
   if (doc.markdown !== null) return true;
   if (!doc.source) {
-    await setStatus(db, ref, 'failed', 'the upload is missing');
+    await failDocument(db, { ...ref, error: 'the upload is missing' });
     return false;
   }
   const context = Context.current();
@@ -41,11 +39,11 @@ export async function convertDocumentSource(db: Db, ref: DocumentRef): Promise<b
     });
     // What the converter skipped (external links, text-less pages, cut-off sheets) is the document's note.
     const note = warnings.length ? warnings.join(' ') : null;
-    await withTenant(db, ref.tenantId, (tx) => tx.updateTable('documents').set({ markdown, error: note, updated_at: new Date() }).where('id', '=', ref.documentId).execute());
+    await withTenant(db, ref.tenantId, (tx) => setDocumentMarkdown(tx, ref.tenantId, ref.documentId, markdown, note));
     return true;
   } catch (err) {
     if (!isConversionError(err)) throw err;
-    await setStatus(db, ref, 'failed', (err as Error).message);
+    await failDocument(db, { ...ref, error: (err as Error).message });
     return false;
   } finally {
     clearInterval(heartbeat);
@@ -60,18 +58,11 @@ export async function embedDocumentChunks(db: Db, embedder: Embedder, ref: Docum
 
 /** When the knowledge base extracts a graph: the document's entities and relations. */
 export async function extractGraph(db: Db, ref: DocumentRef): Promise<{ entities: number; relations: number } | null> {
-  const settings = await withTenant(db, ref.tenantId, (tx) =>
-    tx
-      .selectFrom('documents')
-      .innerJoin('knowledge_bases', 'knowledge_bases.id', 'documents.kb_id')
-      .select('knowledge_bases.graph')
-      .where('documents.id', '=', ref.documentId)
-      .executeTakeFirst(),
-  );
-  if (!settings?.graph) return null;
+  const graph = await withTenant(db, ref.tenantId, (tx) => findGraphSettingsOfDocument(tx, ref.tenantId, ref.documentId));
+  if (!graph) return null;
   const context = Context.current();
   try {
-    return await extractDocumentGraph(db, ref.tenantId, ref.documentId, settings.graph, context.cancellationSignal, () => context.heartbeat());
+    return await extractDocumentGraph(db, ref.tenantId, ref.documentId, graph, context.cancellationSignal, () => context.heartbeat());
   } catch (err) {
     // A model that cannot work (unknown provider, no API key) will not work on the next attempt either.
     if (!isRetryableModelError(err)) throw ApplicationFailure.nonRetryable((err as Error).message, CONVERT_DOCUMENT_FAILURES.ModelConfiguration);
@@ -81,22 +72,10 @@ export async function extractGraph(db: Db, ref: DocumentRef): Promise<{ entities
 
 /** Marks the document failed (the workflow's last word when a step gave up). */
 export async function failDocument(db: Db, ref: DocumentRef & { error: string }): Promise<void> {
-  await setStatus(db, ref, 'failed', ref.error);
+  await withTenant(db, ref.tenantId, (tx) => setDocumentFailed(tx, ref.tenantId, ref.documentId, ref.error));
 }
 
 /** The end of processing: the document is `ready` (with `problem`, if any, as its note). */
 export async function markDocumentReady(db: Db, ref: DocumentRef & { problem: string | null }): Promise<void> {
-  await withTenant(db, ref.tenantId, (tx) =>
-    tx
-      .updateTable('documents')
-      .set((eb) => ({ status: 'ready', error: ref.problem ?? eb.ref('error'), updated_at: new Date() }))
-      .where('id', '=', ref.documentId)
-      .execute(),
-  );
-}
-
-async function setStatus(db: Db, ref: DocumentRef, status: DocumentStatus, error: string | null): Promise<void> {
-  await withTenant(db, ref.tenantId, (tx) =>
-    tx.updateTable('documents').set({ status, error, source: status === 'failed' ? null : undefined, updated_at: new Date() }).where('id', '=', ref.documentId).execute(),
-  );
+  await withTenant(db, ref.tenantId, (tx) => setDocumentReady(tx, ref.tenantId, ref.documentId, ref.problem));
 }

@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
+import { cosineDistance, toSql } from 'pgvector/kysely';
 import type { Db } from '../../db/database.js';
+import { findDocumentMarkdown, setDocumentChunkCount } from '../../db/documents.js';
 import { newId } from '../../db/ids.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { chunkMarkdown } from '../chunking/index.js';
-import { toPgVector, type Embedder } from '../embedding/index.js';
+import type { Embedder } from '../embedding/index.js';
 import { tuneVectorSearch } from '../memory/memory.js';
 
 /** Knowledge bases: chunking and embedding documents, and searching their chunks. */
@@ -40,14 +42,14 @@ export interface KnowledgeQuery {
  * batches (activity heartbeats).
  */
 export async function embedDocument(db: Db, embedder: Embedder, tenantId: string, documentId: string, beat: () => void = () => {}): Promise<number> {
-  const doc = await withTenant(db, tenantId, (tx) =>
-    tx.selectFrom('documents').select(['id', 'kb_id', 'markdown']).where('id', '=', documentId).executeTakeFirstOrThrow(),
-  );
+  const doc = await withTenant(db, tenantId, (tx) => findDocumentMarkdown(tx, tenantId, documentId));
+  if (!doc) throw new Error(`document ${documentId} does not exist`);
   const chunks = chunkMarkdown(doc.markdown ?? '');
   const vectors: string[] = [];
   for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
     const batch = await embedder.embed(chunks.slice(i, i + EMBED_BATCH).map((c) => embeddingText(c.headingPath, c.content)));
-    vectors.push(...batch.map((v) => toPgVector(v)));
+    // pgvector's text form; `toSql` takes plain arrays, not Float32Array.
+    vectors.push(...batch.map((v) => toSql(Array.from(v))!));
     beat();
   }
   await withTenant(db, tenantId, async (tx) => {
@@ -71,11 +73,7 @@ export async function embedDocument(db: Db, embedder: Embedder, tenantId: string
         )
         .execute();
     }
-    await tx
-      .updateTable('documents')
-      .set({ chunk_count: chunks.length, source: null, updated_at: new Date() })
-      .where('id', '=', documentId)
-      .execute();
+    await setDocumentChunkCount(tx, tenantId, documentId, chunks.length);
   });
   return chunks.length;
 }
@@ -88,10 +86,11 @@ function embeddingText(headingPath: string[], content: string): string {
 /** The chunks nearest the query by cosine similarity (plus, in graph mode, their entities' neighbours). */
 export async function searchKnowledge(db: Db, embedder: Embedder, tenantId: string, q: KnowledgeQuery): Promise<KnowledgeHit[]> {
   const [vector] = await embedder.embed([q.query]);
-  const literal = toPgVector(vector!);
+  // pgvector's helpers take plain arrays, not the Float32Array an embedder may answer with.
+  const queryVector = Array.from(vector!);
   return withTenant(db, tenantId, async (tx) => {
     await tuneVectorSearch(tx);
-    const distance = sql<number>`chunks.embedding <=> ${literal}::vector`;
+    const distance = cosineDistance('chunks.embedding', queryVector).$castTo<number>();
     const base = () =>
       tx
         .selectFrom('chunks')

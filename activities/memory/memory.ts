@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
+import { cosineDistance, toSql } from 'pgvector/kysely';
 import type { Db } from '../../db/database.js';
-import { newId } from '../../db/ids.js';
+import { insertMemory, updateMemoryById } from '../../db/memories.js';
 import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
-import { toPgVector, type Embedder } from '../embedding/index.js';
+import type { Embedder } from '../embedding/index.js';
 
 /** Long-term memory, shared by the API and the `memory_*` built-in tools. */
 
@@ -16,44 +17,32 @@ export interface MemoryHit {
 
 /** Embeds first, then writes: an embedder failure leaves nothing behind. */
 export async function writeMemory(db: Db, embedder: Embedder, tenantId: string, content: string) {
-  const [vector] = await embedder.embed([content]);
-  return withTenant(db, tenantId, (tx) =>
-    tx
-      .insertInto('memories')
-      .values({
-        id: newId('mem'),
-        tenant_id: tenantId,
-        content,
-        embedding: toPgVector(vector!),
-        embedding_model: embedder.modelId,
-        embedding_dtype: embedder.dtype,
-      })
-      .returning(['id', 'content', 'created_at', 'updated_at'])
-      .executeTakeFirstOrThrow(),
-  );
+  const embedding = await embedForStorage(embedder, content);
+  return withTenant(db, tenantId, (tx) => insertMemory(tx, tenantId, content, { embedding, embedding_model: embedder.modelId, embedding_dtype: embedder.dtype }));
 }
 
 /** Re-embeds and replaces the content; undefined when there is no such memory. */
 export async function rewriteMemory(db: Db, embedder: Embedder, tenantId: string, id: string, content: string) {
-  const [vector] = await embedder.embed([content]);
+  const embedding = await embedForStorage(embedder, content);
   return withTenant(db, tenantId, (tx) =>
-    tx
-      .updateTable('memories')
-      .set({ content, embedding: toPgVector(vector!), embedding_model: embedder.modelId, embedding_dtype: embedder.dtype, updated_at: new Date() })
-      .where('id', '=', id)
-      .where('tenant_id', '=', tenantId)
-      .returning(['id', 'content', 'created_at', 'updated_at'])
-      .executeTakeFirst(),
+    updateMemoryById(tx, tenantId, id, content, { embedding, embedding_model: embedder.modelId, embedding_dtype: embedder.dtype }),
   );
+}
+
+/** The content's embedding in pgvector's text form (`toSql` takes plain arrays, not Float32Array). */
+async function embedForStorage(embedder: Embedder, content: string): Promise<string> {
+  const [vector] = await embedder.embed([content]);
+  return toSql(Array.from(vector!))!;
 }
 
 /** The k memories nearest to the query by cosine similarity, best first. */
 export async function searchMemory(db: Db, embedder: Embedder, tenantId: string, query: string, k: number): Promise<MemoryHit[]> {
   const [vector] = await embedder.embed([query]);
-  const literal = toPgVector(vector!);
+  // pgvector's helpers take plain arrays, not the Float32Array an embedder may answer with.
+  const queryVector = Array.from(vector!);
   return withTenant(db, tenantId, async (tx) => {
     await tuneVectorSearch(tx);
-    const distance = sql<number>`embedding <=> ${literal}::vector`;
+    const distance = cosineDistance('embedding', queryVector).$castTo<number>();
     const rows = await tx
       .selectFrom('memories')
       .select(['id', 'content', distance.as('distance')])
@@ -68,7 +57,8 @@ export async function searchMemory(db: Db, embedder: Embedder, tenantId: string,
 /**
  * HNSW settings for this transaction: a wider candidate list than the default 40 (recall 0.97 rather
  * than 0.86 at 100k vectors, DESIGN.md), and iterative scans so the tenant filter, applied after the
- * index, still yields k rows.
+ * index, still yields k rows. The searches order by `cosineDistance` (pgvector's `<=>`), the operator
+ * the indexes' `vector_cosine_ops` serve.
  */
 export async function tuneVectorSearch(tx: TenantTx): Promise<void> {
   await sql`select set_config('hnsw.ef_search', '100', true)`.execute(tx);

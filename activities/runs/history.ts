@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { Db } from '../../db/database.js';
+import { saveRunHistory } from '../../db/run-histories.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import type { RunRef } from './types.js';
 
@@ -22,12 +23,6 @@ export async function storeRunHistory(db: Db, temporal: Client, ref: RunRef): Pr
   const history = await handle.fetchHistory();
   const eventCount = history.events?.length ?? 0;
   const json = historyToJSON(history);
-  await withTenant(db, ref.tenantId, (tx) =>
-    tx
-      .insertInto('run_histories')
-      .values({ run_id: ref.runId, tenant_id: ref.tenantId, history: json, event_count: eventCount })
-      .onConflict((oc) => oc.column('run_id').doUpdateSet({ history: json, event_count: eventCount }))
-      .execute(),
-  );
+  await withTenant(db, ref.tenantId, (tx) => saveRunHistory(tx, ref.tenantId, ref.runId, json, eventCount));
   return eventCount;
 }

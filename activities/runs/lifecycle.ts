@@ -1,9 +1,11 @@
 import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import { Decimal } from 'decimal.js';
 import type { Db } from '../../db/database.js';
+import { findAgentVersion } from '../../db/agents.js';
 import { appendRunEvents } from '../../db/run-events.js';
-import type { RunStatus } from '../../db/schema.js';
-import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
+import { findRun, markRunPaused, markRunResumed, markRunRunning, recordRunEnd } from '../../db/runs.js';
+import { withTenant } from '../../db/tenant-transaction.js';
+import { touchThread } from '../../db/threads.js';
 import { costUsd } from '../models/prices.js';
 import { sumUsage, type UsageSum } from '../models/usage.js';
 import { resolveGuardrails, resolveNodes, threadHistory } from './plan.js';
@@ -17,23 +19,15 @@ import type { FinishInput, RunPlan, RunRef } from './types.js';
 /** queued → running; reads everything the run needs (graph, tools, thread history) into its plan. */
 export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
   return withTenant(db, ref.tenantId, async (tx) => {
-    const run = await tx.selectFrom('runs').selectAll().where('id', '=', ref.runId).executeTakeFirst();
+    const run = await findRun(tx, ref.tenantId, ref.runId);
     if (!run) throw agentRunFailure('RunMissing', `run ${ref.runId} does not exist`);
-    const version = await tx
-      .selectFrom('agent_versions')
-      .select('graph')
-      .where('id', '=', run.agent_version_id)
-      .executeTakeFirstOrThrow();
+    const version = await findAgentVersion(tx, ref.tenantId, run.agent_version_id);
+    if (!version) throw new Error(`version ${run.agent_version_id} of run ${ref.runId} does not exist`);
     const nodes = await resolveNodes(tx, ref.tenantId, version.graph);
     const history = await threadHistory(tx, ref.tenantId, run.thread_id, run.id);
     const guardrails = await resolveGuardrails(tx, ref.tenantId, version.graph);
     const prompts = nodes.flatMap((node) => (node.prompt ? [node.prompt] : []));
-    await tx
-      .updateTable('runs')
-      .set({ status: 'running', started_at: new Date(), prompts: JSON.stringify(prompts), model: nodes[0]!.model })
-      .where('id', '=', ref.runId)
-      .where('status', '=', 'queued')
-      .execute();
+    await markRunRunning(tx, ref.tenantId, ref.runId, { prompts, model: nodes[0]!.model });
     await appendRunEvents(tx, ref.tenantId, ref.runId, [{ type: 'run.started', dedupeKey: 'run.started', data: { run_id: ref.runId } }]);
     const facing = (target: 'input' | 'output') => guardrails.filter((g) => g.target === target || g.target === 'both');
     return { ...ref, agentId: run.agent_id, input: run.input, nodes, history, inputGuardrails: facing('input'), outputGuardrails: facing('output') };
@@ -44,7 +38,7 @@ export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
 export async function pauseRun(db: Db, ref: RunRef & { questionId: string; question: string }): Promise<void> {
   await withTenant(db, ref.tenantId, async (tx) => {
     const pending = { id: ref.questionId, question: ref.question, asked_at: new Date().toISOString() };
-    await setStatus(tx, ref, 'paused', { pending_question: JSON.stringify(pending) });
+    await markRunPaused(tx, ref.tenantId, ref.runId, pending);
     await appendRunEvents(tx, ref.tenantId, ref.runId, [
       { type: 'run.paused', dedupeKey: `run.paused:${ref.questionId}`, data: { question_id: ref.questionId, question: ref.question } },
     ]);
@@ -54,7 +48,7 @@ export async function pauseRun(db: Db, ref: RunRef & { questionId: string; quest
 /** paused → running, once the question is answered. */
 export async function resumeRun(db: Db, ref: RunRef & { questionId: string; answer: string }): Promise<void> {
   await withTenant(db, ref.tenantId, async (tx) => {
-    await setStatus(tx, ref, 'running', { pending_question: null });
+    await markRunResumed(tx, ref.tenantId, ref.runId);
     await appendRunEvents(tx, ref.tenantId, ref.runId, [
       { type: 'run.resumed', dedupeKey: `run.resumed:${ref.questionId}`, data: { question_id: ref.questionId, answer: ref.answer } },
     ]);
@@ -65,27 +59,13 @@ export async function resumeRun(db: Db, ref: RunRef & { questionId: string; answ
 export async function finishRun(db: Db, finish: FinishInput): Promise<void> {
   const usage = runUsage(finish.turns);
   await withTenant(db, finish.tenantId, async (tx) => {
-    const run = await tx.selectFrom('runs').select(['started_at', 'created_at', 'thread_id']).where('id', '=', finish.runId).executeTakeFirstOrThrow();
-    const ended = new Date();
-    const durationMs = ended.getTime() - (run.started_at ?? run.created_at).getTime();
-    await tx
-      .updateTable('runs')
-      .set({
-        status: finish.status,
-        output: finish.output,
-        error: finish.error ? JSON.stringify(finish.error) : null,
-        pending_question: null,
-        prompt_tokens: usage.prompt_tokens,
-        completion_tokens: usage.completion_tokens,
-        total_tokens: usage.total_tokens,
-        cost_usd: usage.cost_usd,
-        ended_at: ended,
-        duration_ms: durationMs,
-      })
-      .where('id', '=', finish.runId)
-      .where('status', 'not in', ['completed', 'failed', 'cancelled'])
-      .execute();
-    await tx.updateTable('threads').set({ updated_at: ended }).where('id', '=', run.thread_id).execute();
+    const { threadId, endedAt, durationMs } = await recordRunEnd(tx, finish.tenantId, finish.runId, {
+      status: finish.status,
+      output: finish.output,
+      error: finish.error,
+      usage,
+    });
+    await touchThread(tx, finish.tenantId, threadId, { at: endedAt });
     const fullUsage = { ...usage, duration_ms: durationMs };
     const data =
       finish.status === 'completed'
@@ -106,8 +86,4 @@ export function runUsage(turns: FinishInput['turns']): UsageSum & { cost_usd: st
     cost = cost === null || turnCost === null ? null : cost.plus(turnCost);
   }
   return { ...sum, cost_usd: cost === null ? null : cost.toFixed() };
-}
-
-async function setStatus(tx: TenantTx, ref: RunRef, status: RunStatus, extra: { pending_question: string | null }) {
-  await tx.updateTable('runs').set({ status, ...extra }).where('id', '=', ref.runId).where('status', 'in', ['running', 'paused']).execute();
 }

@@ -1,5 +1,9 @@
 import { agentRunFailure } from '../../workflows/agent-run-api.js';
+import { listAllGuardrails } from '../../db/guardrails.js';
+import { findPromptByName, findPromptVersion } from '../../db/prompts.js';
+import { listCompletedRunsBefore } from '../../db/runs.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
+import { findToolsByRef } from '../../db/tools.js';
 import type { AgentGraph, Tool } from '../../db/schema.js';
 import { builtinTool } from '../tools/builtins/registry.js';
 import type { ChatMessage, PlanNode, PlanTool } from './types.js';
@@ -33,15 +37,7 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
     order.push(id);
   }
 
-  const refs = [...new Set(order.flatMap((id) => byId.get(id)!.toolRefs ?? []))];
-  const tools = refs.length
-    ? await tx
-        .selectFrom('tools')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where((eb) => eb.or([eb('id', 'in', refs), eb('name', 'in', refs)]))
-        .execute()
-    : [];
+  const tools = await findToolsByRef(tx, tenantId, [...new Set(order.flatMap((id) => byId.get(id)!.toolRefs ?? []))]);
 
   const nodes: PlanNode[] = [];
   for (const id of order) {
@@ -59,7 +55,7 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
       temperature: typeof node.temperature === 'number' ? node.temperature : null,
       maxTurns: typeof node.max_turns === 'number' ? node.max_turns : DEFAULT_MAX_TURNS,
       tools: (node.toolRefs ?? []).map((ref) => {
-        const tool = tools.find((t) => t.id === ref) ?? tools.find((t) => t.name === ref);
+        const tool = tools.get(ref);
         if (!tool) invalid(`node '${id}' refers to tool '${ref}', which is not in the catalog`);
         return planTool(tool!);
       }),
@@ -80,10 +76,10 @@ async function resolvePrompt(tx: TenantTx, tenantId: string, nodeId: string, ref
   const variables = (spec.variables ?? {}) as Record<string, unknown>;
   if (typeof variables !== 'object' || Array.isArray(variables)) invalid(`node '${nodeId}': prompt "variables" must be an object`);
 
-  const prompt = await tx.selectFrom('prompts').selectAll().where('tenant_id', '=', tenantId).where('name', '=', spec.name as string).executeTakeFirst();
+  const prompt = await findPromptByName(tx, tenantId, spec.name as string);
   if (!prompt) invalid(`node '${nodeId}' uses prompt '${spec.name}', which does not exist`);
   const version = (spec.version as number | undefined) ?? prompt!.version;
-  const row = await tx.selectFrom('prompt_versions').selectAll().where('prompt_id', '=', prompt!.id).where('version', '=', version).executeTakeFirst();
+  const row = await findPromptVersion(tx, tenantId, prompt!.id, version);
   if (!row) invalid(`node '${nodeId}' pins version ${version} of prompt '${prompt!.name}', which has no such version`);
   let text: string;
   try {
@@ -109,15 +105,7 @@ function planTool(tool: Tool): PlanTool {
 
 /** The thread's earlier turns as conversation: each completed run's input and output. */
 export async function threadHistory(tx: TenantTx, tenantId: string, threadId: string, beforeRunId: string): Promise<ChatMessage[]> {
-  const runs = await tx
-    .selectFrom('runs')
-    .select(['input', 'output'])
-    .where('tenant_id', '=', tenantId)
-    .where('thread_id', '=', threadId)
-    .where('id', '<', beforeRunId)
-    .where('status', '=', 'completed')
-    .orderBy('id')
-    .execute();
+  const runs = await listCompletedRunsBefore(tx, tenantId, threadId, beforeRunId);
   return runs.flatMap((run): ChatMessage[] => [
     { role: 'user', content: run.input },
     { role: 'assistant', content: run.output ?? '' },
@@ -141,7 +129,7 @@ function invalid(message: string): never {
  * `guardrails` list of names, the enabled ones among those (an unknown name is an invalid graph).
  */
 export async function resolveGuardrails(tx: TenantTx, tenantId: string, graph: AgentGraph): Promise<Guardrail[]> {
-  const rows = await tx.selectFrom('guardrails').selectAll().where('tenant_id', '=', tenantId).orderBy('id').execute();
+  const rows = await listAllGuardrails(tx, tenantId);
   let chosen = rows;
   if (graph.guardrails !== undefined) {
     const names = graph.guardrails;

@@ -1,5 +1,7 @@
 import type { ChatMessage, ModelTurnResult, ScriptTurn, ToolCall, TurnUsage } from '../models/types.js';
 import type { JsonSchema } from '../json-schema/types.js';
+import type { StepEnd } from '../../db/run-steps.js';
+import type { TerminalStatus } from '../../db/runs.js';
 import type { RunPromptUse, ToolKind } from '../../db/schema.js';
 import type { Guardrail } from '../guardrails/index.js';
 
@@ -70,7 +72,8 @@ export interface StepInput extends RunRef {
   tool: PlanTool | null;
 }
 
-export type StepOutcome = { ok: true; result: unknown } | { ok: false; error: string };
+/** How a tool call ended, as its step records it. */
+export type StepOutcome = StepEnd;
 
 /** One model call's usage, priced by its model: model turns, and guardrails' decision calls. */
 export interface ModelTurnUsage {
@@ -79,7 +82,7 @@ export interface ModelTurnUsage {
 }
 
 export interface FinishInput extends RunRef {
-  status: 'completed' | 'failed' | 'cancelled';
+  status: TerminalStatus;
   output: string | null;
   error: { code: string; message: string } | null;
   turns: ModelTurnUsage[];

@@ -1,6 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { Db } from '../../db/database.js';
+import { findKnowledgeBase } from '../../db/knowledge-bases.js';
 import { withTenant } from '../../db/tenant-transaction.js';
+import { findToolConnection } from '../../db/tools.js';
 import type { ActivityDeps } from '../deps.js';
 import { searchKnowledge } from '../knowledge/search.js';
 import { searchMemory, writeMemory } from '../memory/memory.js';
@@ -62,15 +64,14 @@ function activityToolContext(db: Db, deps: ToolDeps, tenantId: string, signal: A
     signal,
     writeMemory: (content) => writeMemory(db, deps.embedder(), tenantId, content),
     searchMemory: (query, k) => searchMemory(db, deps.embedder(), tenantId, query, k),
-    findKnowledgeBase: async (ref) =>
-      (await withTenant(db, tenantId, (tx) => tx.selectFrom('knowledge_bases').select('id').where('name', '=', ref).executeTakeFirst()))?.id,
+    findKnowledgeBase: async (ref) => (await withTenant(db, tenantId, (tx) => findKnowledgeBase(tx, tenantId, ref)))?.id,
     searchKnowledge: ({ query, kbId, k }) => searchKnowledge(db, deps.embedder(), tenantId, { query, kbId, k, mode: 'vector', hops: 1 }),
   };
 }
 
 /** HTTP and MCP settings are read at call time rather than carried in the history: headers may hold secrets. */
 async function toolConfig(db: Db, step: StepInput) {
-  return withTenant(db, step.tenantId, (tx) =>
-    tx.selectFrom('tools').select(['http', 'mcp']).where('id', '=', step.tool!.id).executeTakeFirstOrThrow(),
-  );
+  const connection = await withTenant(db, step.tenantId, (tx) => findToolConnection(tx, step.tenantId, step.tool!.id));
+  if (!connection) throw new Error(`the tool '${step.call.tool}' is no longer in the catalog`);
+  return connection;
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { newId } from '../../db/ids.js';
+import { missingTenantIds } from '../../db/tenants.js';
 import { DECOY_PASSWORD_HASH, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords.js';
 
 /** People who sign in on the consent page, and the workspaces each belongs to. */
@@ -36,8 +37,7 @@ export async function upsertUser(
   if (input.tenantIds.length === 0) throw new UserInputError('a user needs at least one workspace');
   const passwordHash = await hashPassword(input.password);
   return db.transaction().execute(async (tx) => {
-    const found = await tx.selectFrom('tenants').select('id').where('id', 'in', input.tenantIds).execute();
-    const missing = input.tenantIds.filter((id) => !found.some((tenant) => tenant.id === id));
+    const missing = await missingTenantIds(tx, input.tenantIds);
     if (missing.length) throw new UserInputError(`no workspace with id ${missing.join(', ')}`);
 
     const existing = await tx.selectFrom('users').select('id').where('email', '=', email).forUpdate().executeTakeFirst();

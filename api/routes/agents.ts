@@ -1,11 +1,19 @@
-import { sql } from 'kysely';
-import type { TenantTx } from '../../db/tenant-transaction.js';
-import { newId } from '../../db/ids.js';
-import type { Agent, AgentGraph, AgentVersion } from '../../db/schema.js';
-import { ApiError, notFound } from '../errors.js';
-import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, fetchPage, pageQuery, refParams, timestamp, type PageQuery } from '../schemas.js';
+import {
+  addAgentVersion,
+  deleteAgentById,
+  findAgent,
+  insertAgentIfNew,
+  listAgentsPage,
+  listVersionsOfAgent,
+  updateAgentById,
+  type AgentRow,
+} from '../../db/agents.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import type { PageQuery } from '../../db/page.js';
+import type { AgentGraph, AgentVersion } from '../../db/schema.js';
+import { ApiError, orNotFound } from '../errors.js';
+import { defineOperation, type JsonSchema } from '../operation.js';
+import { deletionResult, listOf, pageQuery, refParams, timestamp } from '../schemas.js';
 
 const TAG = 'Agents';
 
@@ -66,8 +74,6 @@ const versionSchema: JsonSchema = {
   },
 };
 
-type AgentRow = Agent & { published_version: number | null };
-
 function agentJson(agent: AgentRow) {
   return {
     id: agent.id,
@@ -91,31 +97,6 @@ function versionJson(version: AgentVersion) {
   };
 }
 
-function selectAgents(tx: TenantTx, tenantId: string) {
-  return tx
-    .selectFrom('agents')
-    .selectAll('agents')
-    .select((eb) =>
-      eb
-        .selectFrom('agent_versions')
-        .select('version')
-        .whereRef('agent_versions.agent_id', '=', 'agents.id')
-        .where('status', '=', 'published')
-        .as('published_version'),
-    )
-    .where('agents.tenant_id', '=', tenantId);
-}
-
-/** Finds an agent by id, or by name when no id matches. */
-export async function findAgent(tx: TenantTx, tenantId: string, ref: string): Promise<AgentRow> {
-  const agent = await selectAgents(tx, tenantId)
-    .where((eb) => eb.or([eb('agents.id', '=', ref), eb('agents.name', '=', ref)]))
-    .orderBy(sql`agents.id = ${ref}`, 'desc')
-    .executeTakeFirst();
-  if (!agent) throw notFound('agent', ref);
-  return agent;
-}
-
 export const listAgents = defineOperation<Record<string, never>, PageQuery>({
   operationId: 'listAgents',
   method: 'get',
@@ -126,7 +107,7 @@ export const listAgents = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of agents', schema: listOf('agents', agentSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => fetchPage(selectAgents(tx, caller.tenantId), 'agents.id', query));
+    const { items, nextCursor } = await tenant((tx) => listAgentsPage(tx, caller.tenantId, query));
     return { status: 200, body: { agents: items.map(agentJson), next_cursor: nextCursor } };
   },
 });
@@ -150,13 +131,9 @@ export const createAgent = defineOperation<Record<string, never>, unknown, { nam
   },
   handler: async ({ body, caller, tenant }) => {
     const { agent, created } = await tenant(async (tx) => {
-      const inserted = await tx
-        .insertInto('agents')
-        .values({ id: newId('agt'), tenant_id: caller.tenantId, name: body.name, description: body.description ?? null })
-        .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      return { agent: await findAgent(tx, caller.tenantId, inserted?.id ?? body.name), created: Boolean(inserted) };
+      const insertedId = await insertAgentIfNew(tx, caller.tenantId, { name: body.name, description: body.description ?? null });
+      const ref = insertedId ?? body.name;
+      return { agent: orNotFound(await findAgent(tx, caller.tenantId, ref), 'agent', ref), created: insertedId !== undefined };
     });
     return { status: created ? 201 : 200, body: { agent: agentJson(agent), created } };
   },
@@ -187,7 +164,7 @@ export const getAgent = defineOperation<{ id: string }>({
     },
   },
   handler: async ({ params, caller, tenant }) => {
-    const agent = await tenant((tx) => findAgent(tx, caller.tenantId, params.id));
+    const agent = orNotFound(await tenant((tx) => findAgent(tx, caller.tenantId, params.id)), 'agent', params.id);
     return { status: 200, body: { agent: agentJson(agent) } };
   },
 });
@@ -216,14 +193,9 @@ export const updateAgent = defineOperation<{ id: string }, unknown, { name?: str
   handler: async ({ params, body, caller, tenant }) => {
     try {
       const agent = await tenant(async (tx) => {
-        const current = await findAgent(tx, caller.tenantId, params.id);
-        await tx
-          .updateTable('agents')
-          .set({ ...body, updated_at: new Date() })
-          .where('id', '=', current.id)
-          .where('tenant_id', '=', caller.tenantId)
-          .execute();
-        return findAgent(tx, caller.tenantId, current.id);
+        const current = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
+        await updateAgentById(tx, caller.tenantId, current.id, body);
+        return orNotFound(await findAgent(tx, caller.tenantId, current.id), 'agent', current.id);
       });
       return { status: 200, body: { agent: agentJson(agent) } };
     } catch (err) {
@@ -245,8 +217,8 @@ export const deleteAgent = defineOperation<{ id: string }>({
   responses: { 200: { description: 'Deleted', schema: deletionResult } },
   handler: async ({ params, caller, tenant }) => {
     const agent = await tenant(async (tx) => {
-      const found = await findAgent(tx, caller.tenantId, params.id);
-      await tx.deleteFrom('agents').where('id', '=', found.id).where('tenant_id', '=', caller.tenantId).execute();
+      const found = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
+      await deleteAgentById(tx, caller.tenantId, found.id);
       return found;
     });
     return { status: 200, body: { deleted: true, id: agent.id } };
@@ -287,15 +259,8 @@ export const listAgentVersions = defineOperation<{ id: string }>({
   },
   handler: async ({ params, caller, tenant }) => {
     const { agent, versions } = await tenant(async (tx) => {
-      const found = await findAgent(tx, caller.tenantId, params.id);
-      const rows = await tx
-        .selectFrom('agent_versions')
-        .selectAll()
-        .where('agent_id', '=', found.id)
-        .where('tenant_id', '=', caller.tenantId)
-        .orderBy('version', 'desc')
-        .execute();
-      return { agent: found, versions: rows };
+      const found = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
+      return { agent: found, versions: await listVersionsOfAgent(tx, caller.tenantId, found.id) };
     });
     const current = currentVersion(versions);
     const none = { version: null, version_id: null, status: null, published: false, graph: null };
@@ -338,35 +303,8 @@ export const createAgentVersion = defineOperation<{ id: string }, unknown, { gra
   handler: async ({ params, body, caller, tenant }) => {
     assertUniqueNodeIds(body.graph);
     const version = await tenant(async (tx) => {
-      const agent = await findAgent(tx, caller.tenantId, params.id);
-      // Lock the agent so concurrent posts number their versions one after another.
-      await tx.selectFrom('agents').select('id').where('id', '=', agent.id).forUpdate().execute();
-      const last = await tx
-        .selectFrom('agent_versions')
-        .select((eb) => eb.fn.max('version').as('max'))
-        .where('agent_id', '=', agent.id)
-        .executeTakeFirst();
-      const publish = body.publish !== false;
-      if (publish) {
-        await tx
-          .updateTable('agent_versions')
-          .set({ status: 'archived' })
-          .where('agent_id', '=', agent.id)
-          .where('status', '=', 'published')
-          .execute();
-      }
-      return tx
-        .insertInto('agent_versions')
-        .values({
-          id: newId('ver'),
-          tenant_id: caller.tenantId,
-          agent_id: agent.id,
-          version: Number(last?.max ?? 0) + 1,
-          status: publish ? 'published' : 'draft',
-          graph: JSON.stringify(body.graph),
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const agent = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
+      return addAgentVersion(tx, caller.tenantId, agent.id, body.graph, body.publish !== false);
     });
     return { status: 201, body: { version: versionJson(version) } };
   },

@@ -1,8 +1,9 @@
-import { insertApiKey } from '../../db/api-keys.js';
+import { insertApiKey, listApiKeysPage, revokeApiKeyById } from '../../db/api-keys.js';
+import type { PageQuery } from '../../db/page.js';
 import type { ApiKey } from '../../db/schema.js';
-import { notFound } from '../errors.js';
+import { orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, fetchPage, pageQuery, refParams, timestamp, type PageQuery } from '../schemas.js';
+import { deletionResult, listOf, pageQuery, refParams, timestamp } from '../schemas.js';
 
 const TAG = 'API keys';
 
@@ -41,7 +42,7 @@ export const listApiKeys = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of keys', schema: listOf('api_keys', apiKeySchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => fetchPage(tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', caller.tenantId), 'id', query));
+    const { items, nextCursor } = await tenant((tx) => listApiKeysPage(tx, caller.tenantId, query));
     return { status: 200, body: { api_keys: items.map(apiKeyJson), next_cursor: nextCursor } };
   },
 });
@@ -86,18 +87,8 @@ export const revokeApiKey = defineOperation<{ id: string }>({
   errors: ['not_found'],
   responses: { 200: { description: 'Revoked', schema: deletionResult } },
   handler: async ({ params, caller, tenant }) => {
-    const revoked = await tenant((tx) =>
-      tx
-        .updateTable('api_keys')
-        .set({ revoked_at: new Date() })
-        .where('id', '=', params.id)
-        .where('tenant_id', '=', caller.tenantId)
-        .where('revoked_at', 'is', null)
-        .returning('id')
-        .executeTakeFirst(),
-    );
-    if (!revoked) throw notFound('api key', params.id);
-    return { status: 200, body: { deleted: true, id: revoked.id } };
+    const revoked = orNotFound(await tenant((tx) => revokeApiKeyById(tx, caller.tenantId, params.id)), 'api key', params.id);
+    return { status: 200, body: { deleted: true, id: revoked } };
   },
 });
 

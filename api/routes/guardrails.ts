@@ -1,11 +1,10 @@
-import { sql } from 'kysely';
 import { GUARDRAIL_KINDS, guardrailConfigProblems, guardrailConfigSchemas, type GuardrailKind } from '../../activities/guardrails/index.js';
-import { newId } from '../../db/ids.js';
+import { deleteGuardrailById, findGuardrail, listGuardrailsPage, saveGuardrail, setGuardrailEnabledById } from '../../db/guardrails.js';
+import type { PageQuery } from '../../db/page.js';
 import type { GuardrailRow } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant-transaction.js';
-import { invalidRequest, notFound } from '../errors.js';
+import { invalidRequest, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
 import { requestValidator } from '../validation.js';
 
 const TAG = 'Guardrails';
@@ -59,18 +58,6 @@ function guardrailJson(row: GuardrailRow) {
   };
 }
 
-async function findGuardrail(tx: TenantTx, tenantId: string, ref: string): Promise<GuardrailRow> {
-  const row = await tx
-    .selectFrom('guardrails')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where((eb) => eb.or([eb('name', '=', ref), eb('id', '=', ref)]))
-    .orderBy(sql`name = ${ref}`, 'desc')
-    .executeTakeFirst();
-  if (!row) throw notFound('guardrail', ref);
-  return row;
-}
-
 export const listGuardrails = defineOperation<Record<string, never>, PageQuery>({
   operationId: 'listGuardrails',
   method: 'get',
@@ -81,7 +68,7 @@ export const listGuardrails = defineOperation<Record<string, never>, PageQuery>(
   query: pageQuery,
   responses: { 200: { description: 'A page of guardrails', schema: listOf('guardrails', guardrailSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => fetchPage(tx.selectFrom('guardrails').selectAll().where('tenant_id', '=', caller.tenantId), 'id', query));
+    const { items, nextCursor } = await tenant((tx) => listGuardrailsPage(tx, caller.tenantId, query));
     return { status: 200, body: { guardrails: items.map(guardrailJson), next_cursor: nextCursor } };
   },
 });
@@ -125,25 +112,9 @@ export const upsertGuardrail = defineOperation<Record<string, never>, unknown, G
       action: body.action,
       enabled: body.enabled,
       description: body.description ?? null,
-      config: JSON.stringify(body.config),
+      config: body.config,
     };
-    const { row, created } = await tenant(async (tx) => {
-      const inserted = await tx
-        .insertInto('guardrails')
-        .values({ id: newId('grd'), tenant_id: caller.tenantId, name: body.name, ...definition })
-        .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (inserted) return { row: inserted, created: true };
-      const row = await tx
-        .updateTable('guardrails')
-        .set({ ...definition, updated_at: new Date() })
-        .where('tenant_id', '=', caller.tenantId)
-        .where('name', '=', body.name)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return { row, created: false };
-    });
+    const { row, created } = await tenant((tx) => saveGuardrail(tx, caller.tenantId, body.name, definition));
     return { status: created ? 201 : 200, body: { guardrail: guardrailJson(row), created } };
   },
 });
@@ -170,8 +141,8 @@ export const setGuardrailEnabled = defineOperation<{ name: string }, unknown, { 
   },
   handler: async ({ params, body, caller, tenant }) => {
     const row = await tenant(async (tx) => {
-      const found = await findGuardrail(tx, caller.tenantId, params.name);
-      return tx.updateTable('guardrails').set({ enabled: body.enabled, updated_at: new Date() }).where('id', '=', found.id).returningAll().executeTakeFirstOrThrow();
+      const found = orNotFound(await findGuardrail(tx, caller.tenantId, params.name), 'guardrail', params.name);
+      return setGuardrailEnabledById(tx, caller.tenantId, found.id, body.enabled);
     });
     return { status: 200, body: { name: row.name, enabled: row.enabled } };
   },
@@ -189,8 +160,8 @@ export const deleteGuardrail = defineOperation<{ name: string }>({
   responses: { 200: { description: 'Deleted', schema: deletionResult } },
   handler: async ({ params, caller, tenant }) => {
     const id = await tenant(async (tx) => {
-      const found = await findGuardrail(tx, caller.tenantId, params.name);
-      await tx.deleteFrom('guardrails').where('id', '=', found.id).execute();
+      const found = orNotFound(await findGuardrail(tx, caller.tenantId, params.name), 'guardrail', params.name);
+      await deleteGuardrailById(tx, caller.tenantId, found.id);
       return found.id;
     });
     return { status: 200, body: { deleted: true, id } };

@@ -1,17 +1,24 @@
-import { sql } from 'kysely';
 import { isTextFamily, isConversionError, sniffFormat, textToMarkdown, decodeText, type TextFormat } from '../../activities/conversion/index.js';
 import { MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge/search.js';
+import { deleteDocumentById, findDocument, insertDocument, listDocumentsPage, markDocumentQueued, type DocumentListing } from '../../db/documents.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { newId } from '../../db/ids.js';
-import type { DocumentRow, KnowledgeBase, KnowledgeGraphSettings } from '../../db/schema.js';
+import {
+  deleteKnowledgeBaseById,
+  findKnowledgeBase,
+  insertKnowledgeBaseIfNew,
+  listKnowledgeBasesPage,
+  updateKnowledgeBaseById,
+} from '../../db/knowledge-bases.js';
+import type { PageQuery } from '../../db/page.js';
+import type { KnowledgeBase, KnowledgeGraphSettings } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { CONVERT_DOCUMENT_TASK_QUEUE, CONVERT_DOCUMENT_WORKFLOW_TYPE } from '../../workflows/convert-document-api.js';
 import type { convertDocument } from '../../workflows/convert-document.js';
 import { embedding } from '../embedder-errors.js';
-import { ApiError, notFound } from '../errors.js';
+import { ApiError, notFound, orNotFound } from '../errors.js';
 import { readJsonBody } from '../middleware/json-body.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
 import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
 import { requestValidator } from '../validation.js';
 
@@ -80,9 +87,7 @@ function kbJson(kb: KnowledgeBase & { document_count?: number | string | null })
   };
 }
 
-type DocumentListing = Omit<DocumentRow, 'source' | 'markdown'> & { markdown?: string | null };
-
-function documentJson(doc: DocumentListing) {
+function documentJson(doc: DocumentListing & { markdown?: string | null }) {
   return {
     id: doc.id,
     kb_id: doc.kb_id,
@@ -100,19 +105,9 @@ function documentJson(doc: DocumentListing) {
   };
 }
 
-const DOCUMENT_COLUMNS = ['id', 'tenant_id', 'kb_id', 'title', 'filename', 'content_type', 'format', 'size_bytes', 'status', 'error', 'chunk_count', 'created_at', 'updated_at'] as const;
-
-/** A knowledge base by name (or id). */
-export async function findKnowledgeBase(tx: TenantTx, tenantId: string, ref: string): Promise<KnowledgeBase> {
-  const kb = await tx
-    .selectFrom('knowledge_bases')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where((eb) => eb.or([eb('name', '=', ref), eb('id', '=', ref)]))
-    .orderBy(sql`name = ${ref}`, 'desc')
-    .executeTakeFirst();
-  if (!kb) throw notFound('knowledge base', ref);
-  return kb;
+/** The knowledge base `ref` names, or 404. */
+async function knowledgeBaseOr404(tx: TenantTx, tenantId: string, ref: string): Promise<KnowledgeBase> {
+  return orNotFound(await findKnowledgeBase(tx, tenantId, ref), 'knowledge base', ref);
 }
 
 export const listKnowledgeBases = defineOperation<Record<string, never>, PageQuery>({
@@ -125,11 +120,7 @@ export const listKnowledgeBases = defineOperation<Record<string, never>, PageQue
   query: pageQuery,
   responses: { 200: { description: 'A page of knowledge bases', schema: listOf('knowledge_bases', kbSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => fetchPage(tx
-        .selectFrom('knowledge_bases')
-        .selectAll('knowledge_bases')
-        .select((eb) => eb.selectFrom('documents').select(eb.fn.countAll<number>().as('n')).whereRef('documents.kb_id', '=', 'knowledge_bases.id').as('document_count'))
-        .where('tenant_id', '=', caller.tenantId), 'id', query));
+    const { items, nextCursor } = await tenant((tx) => listKnowledgeBasesPage(tx, caller.tenantId, query));
     return { status: 200, body: { knowledge_bases: items.map(kbJson), next_cursor: nextCursor } };
   },
 });
@@ -153,13 +144,8 @@ export const createKnowledgeBase = defineOperation<Record<string, never>, unknow
   },
   handler: async ({ body, caller, tenant }) => {
     const { kb, created } = await tenant(async (tx) => {
-      const inserted = await tx
-        .insertInto('knowledge_bases')
-        .values({ id: newId('kb'), tenant_id: caller.tenantId, name: body.name, description: body.description ?? null, graph: body.graph ? JSON.stringify(body.graph) : null })
-        .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      return { kb: inserted ?? (await findKnowledgeBase(tx, caller.tenantId, body.name)), created: Boolean(inserted) };
+      const inserted = await insertKnowledgeBaseIfNew(tx, caller.tenantId, { name: body.name, description: body.description ?? null, graph: body.graph ?? null });
+      return { kb: inserted ?? (await knowledgeBaseOr404(tx, caller.tenantId, body.name)), created: Boolean(inserted) };
     });
     return { status: created ? 201 : 200, body: { knowledge_base: kbJson(kb), created } };
   },
@@ -191,18 +177,8 @@ export const updateKnowledgeBase = defineOperation<{ kb: string }, unknown, { na
   handler: async ({ params, body, caller, tenant }) => {
     try {
       const kb = await tenant(async (tx) => {
-        const found = await findKnowledgeBase(tx, caller.tenantId, params.kb);
-        return tx
-          .updateTable('knowledge_bases')
-          .set({
-            ...(body.name !== undefined && { name: body.name }),
-            ...(body.description !== undefined && { description: body.description }),
-            ...(body.graph !== undefined && { graph: body.graph ? JSON.stringify(body.graph) : null }),
-            updated_at: new Date(),
-          })
-          .where('id', '=', found.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
+        const found = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
+        return updateKnowledgeBaseById(tx, caller.tenantId, found.id, body);
       });
       return { status: 200, body: { knowledge_base: kbJson(kb) } };
     } catch (err) {
@@ -224,8 +200,8 @@ export const deleteKnowledgeBase = defineOperation<{ kb: string }>({
   responses: { 200: { description: 'Deleted', schema: deletionResult } },
   handler: async ({ params, caller, tenant }) => {
     const id = await tenant(async (tx) => {
-      const kb = await findKnowledgeBase(tx, caller.tenantId, params.kb);
-      await tx.deleteFrom('knowledge_bases').where('id', '=', kb.id).execute();
+      const kb = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
+      await deleteKnowledgeBaseById(tx, caller.tenantId, kb.id);
       return kb.id;
     });
     return { status: 200, body: { deleted: true, id } };
@@ -245,8 +221,8 @@ export const listDocuments = defineOperation<{ kb: string }, PageQuery>({
   responses: { 200: { description: 'A page of documents', schema: listOf('documents', documentSchema) } },
   handler: async ({ params, query, caller, tenant }) => {
     const { items, nextCursor } = await tenant(async (tx) => {
-      const kb = await findKnowledgeBase(tx, caller.tenantId, params.kb);
-      return fetchPage(tx.selectFrom('documents').select(DOCUMENT_COLUMNS).where('kb_id', '=', kb.id), 'id', query);
+      const kb = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
+      return listDocumentsPage(tx, caller.tenantId, kb.id, query);
     });
     return { status: 200, body: { documents: items.map(documentJson), next_cursor: nextCursor } };
   },
@@ -292,15 +268,9 @@ export const addDocument = defineOperation<{ kb: string }>({
   errors: ['not_found', 'invalid_request', 'payload_too_large', 'unsupported_media_type'],
   responses: { 202: { description: 'Accepted; processing continues in the background', schema: documentBody } },
   handler: async ({ params, caller, tenant, deps, koa }) => {
-    const kb = await tenant((tx) => findKnowledgeBase(tx, caller.tenantId, params.kb));
+    const kb = await tenant((tx) => knowledgeBaseOr404(tx, caller.tenantId, params.kb));
     const upload = await readDocumentUpload(koa);
-    const doc = await tenant((tx) =>
-      tx
-        .insertInto('documents')
-        .values({ id: newId('doc'), tenant_id: caller.tenantId, kb_id: kb.id, ...upload })
-        .returning(DOCUMENT_COLUMNS)
-        .executeTakeFirstOrThrow(),
-    );
+    const doc = await tenant((tx) => insertDocument(tx, caller.tenantId, kb.id, upload));
     if (doc.status === 'failed') return { status: 202, body: { document: documentJson(doc) } };
 
     await deps.temporal.workflow.start<typeof convertDocument>(CONVERT_DOCUMENT_WORKFLOW_TYPE, {
@@ -308,15 +278,7 @@ export const addDocument = defineOperation<{ kb: string }>({
       taskQueue: CONVERT_DOCUMENT_TASK_QUEUE,
       args: [{ tenantId: caller.tenantId, documentId: doc.id }],
     });
-    const queued = await tenant((tx) =>
-      tx
-        .updateTable('documents')
-        .set({ status: 'queued', updated_at: new Date() })
-        .where('id', '=', doc.id)
-        .where('status', '=', 'accepted')
-        .returning(DOCUMENT_COLUMNS)
-        .executeTakeFirst(),
-    );
+    const queued = await tenant((tx) => markDocumentQueued(tx, caller.tenantId, doc.id));
     return { status: 202, body: { document: documentJson(queued ?? doc) } };
   },
 });
@@ -374,13 +336,8 @@ export const getDocument = defineOperation<{ kb: string; documentId: string }, {
   responses: { 200: { description: 'The document', schema: documentBody } },
   handler: async ({ params, query, caller, tenant }) => {
     const doc = await tenant(async (tx) => {
-      const kb = await findKnowledgeBase(tx, caller.tenantId, params.kb);
-      return tx
-        .selectFrom('documents')
-        .select([...DOCUMENT_COLUMNS, 'markdown'])
-        .where('id', '=', params.documentId)
-        .where('kb_id', '=', kb.id)
-        .executeTakeFirst();
+      const kb = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
+      return findDocument(tx, caller.tenantId, kb.id, params.documentId);
     });
     if (!doc) throw notFound('document', params.documentId);
     const { markdown, ...rest } = doc;
@@ -400,11 +357,11 @@ export const deleteDocument = defineOperation<{ kb: string; documentId: string }
   responses: { 200: { description: 'Deleted', schema: deletionResult } },
   handler: async ({ params, caller, tenant }) => {
     const deleted = await tenant(async (tx) => {
-      const kb = await findKnowledgeBase(tx, caller.tenantId, params.kb);
-      return tx.deleteFrom('documents').where('id', '=', params.documentId).where('kb_id', '=', kb.id).returning('id').executeTakeFirst();
+      const kb = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
+      return deleteDocumentById(tx, caller.tenantId, kb.id, params.documentId);
     });
     if (!deleted) throw notFound('document', params.documentId);
-    return { status: 200, body: { deleted: true, id: deleted.id } };
+    return { status: 200, body: { deleted: true, id: deleted } };
   },
 });
 
@@ -451,7 +408,7 @@ export const searchKnowledgeBases = defineOperation<Record<string, never>, unkno
     200: { description: 'The hits', schema: { type: 'object', required: ['hits'], additionalProperties: false, properties: { hits: { type: 'array', items: hitSchema } } } },
   },
   handler: async ({ body, caller, tenant, deps }) => {
-    const kbId = body.kb ? (await tenant((tx) => findKnowledgeBase(tx, caller.tenantId, body.kb!))).id : undefined;
+    const kbId = body.kb ? (await tenant((tx) => knowledgeBaseOr404(tx, caller.tenantId, body.kb!))).id : undefined;
     const hits = await embedding(() => searchKnowledge(deps.db, deps.embedder(), caller.tenantId, { query: body.query, kbId, k: body.k, mode: body.mode, hops: body.hops }));
     return { status: 200, body: { hits } };
   },

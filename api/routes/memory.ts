@@ -1,8 +1,10 @@
 import { MAX_SEARCH_K, rewriteMemory, searchMemory, writeMemory } from '../../activities/memory/memory.js';
+import { deleteMemoryById, listMemoriesPage } from '../../db/memories.js';
+import type { PageQuery } from '../../db/page.js';
 import { embedding } from '../embedder-errors.js';
 import { notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { listOf, pageQuery, timestamp } from '../schemas.js';
 
 const TAG = 'Memory';
 const content: JsonSchema = { type: 'string', minLength: 1, maxLength: 20_000 };
@@ -30,7 +32,7 @@ export const listMemories = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of memories', schema: listOf('memories', memorySchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => fetchPage(tx.selectFrom('memories').select(['id', 'content', 'created_at', 'updated_at']).where('tenant_id', '=', caller.tenantId), 'id', query));
+    const { items, nextCursor } = await tenant((tx) => listMemoriesPage(tx, caller.tenantId, query));
     return { status: 200, body: { memories: items.map(memoryJson), next_cursor: nextCursor } };
   },
 });
@@ -125,8 +127,8 @@ export const deleteMemory = defineOperation<{ id: string }>({
     },
   },
   handler: async ({ params, caller, tenant }) => {
-    const deleted = await tenant((tx) => tx.deleteFrom('memories').where('id', '=', params.id).where('tenant_id', '=', caller.tenantId).returning('id').executeTakeFirst());
-    return { status: 200, body: { deleted: Boolean(deleted), id: params.id } };
+    const deleted = await tenant((tx) => deleteMemoryById(tx, caller.tenantId, params.id));
+    return { status: 200, body: { deleted, id: params.id } };
   },
 });
 

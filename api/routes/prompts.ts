@@ -1,12 +1,22 @@
-import { sql } from 'kysely';
 import { TemplateError, templateVariables } from '../../activities/prompts/template.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { newId } from '../../db/ids.js';
+import type { PageQuery } from '../../db/page.js';
+import {
+  addPromptVersionIfChanged,
+  deletePromptById,
+  findPrompt,
+  findPromptVersion,
+  insertPromptIfNew,
+  listPromptsPage,
+  listVersionsOfPrompt,
+  lockPrompt,
+  renamePrompt,
+  type PromptContent,
+} from '../../db/prompts.js';
 import type { Prompt, PromptVersion } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant-transaction.js';
-import { ApiError, invalidRequest, notFound } from '../errors.js';
+import { ApiError, invalidRequest, notFound, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
 
 const TAG = 'Prompts';
 
@@ -51,8 +61,6 @@ const versionSchema: JsonSchema = {
   },
 };
 
-type Content = Pick<PromptVersion, 'template' | 'description' | 'model'>;
-
 function promptJson(prompt: Prompt, current: PromptVersion) {
   return {
     id: prompt.id,
@@ -79,45 +87,6 @@ function versionJson(version: PromptVersion) {
   };
 }
 
-/** A prompt by id, or by name when no id matches, with its current version. */
-export async function findPrompt(tx: TenantTx, tenantId: string, ref: string): Promise<{ prompt: Prompt; current: PromptVersion }> {
-  const prompt = await tx
-    .selectFrom('prompts')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where((eb) => eb.or([eb('id', '=', ref), eb('name', '=', ref)]))
-    .orderBy(sql`id = ${ref}`, 'desc')
-    .forUpdate()
-    .executeTakeFirst();
-  if (!prompt) throw notFound('prompt', ref);
-  const current = await tx
-    .selectFrom('prompt_versions')
-    .selectAll()
-    .where('prompt_id', '=', prompt.id)
-    .where('version', '=', prompt.version)
-    .executeTakeFirstOrThrow();
-  return { prompt, current };
-}
-
-/** Stores `content` as the prompt's next version, when it differs from the current one. */
-async function addVersionIfChanged(tx: TenantTx, prompt: Prompt, current: PromptVersion, content: Content): Promise<{ prompt: Prompt; current: PromptVersion }> {
-  if (content.template === current.template && content.description === current.description && content.model === current.model) {
-    return { prompt, current };
-  }
-  const next = await tx
-    .insertInto('prompt_versions')
-    .values({ id: newId('prv'), tenant_id: prompt.tenant_id, prompt_id: prompt.id, version: prompt.version + 1, ...content })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  const updated = await tx
-    .updateTable('prompts')
-    .set({ version: next.version, updated_at: new Date() })
-    .where('id', '=', prompt.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return { prompt: updated, current: next };
-}
-
 function checkTemplate(text: string | undefined): void {
   if (text === undefined) return;
   try {
@@ -138,18 +107,8 @@ export const listPrompts = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of prompts', schema: listOf('prompts', promptSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => fetchPage(tx
-        .selectFrom('prompts')
-        .innerJoin('prompt_versions', (join) =>
-          join.onRef('prompt_versions.prompt_id', '=', 'prompts.id').onRef('prompt_versions.version', '=', 'prompts.version'),
-        )
-        .selectAll('prompts')
-        .select(['prompt_versions.id as version_id', 'prompt_versions.template', 'prompt_versions.description', 'prompt_versions.model', 'prompt_versions.created_at as version_created_at'])
-        .where('prompts.tenant_id', '=', caller.tenantId), 'prompts.id', query));
-    const prompts = items.map((row) =>
-      promptJson(row, { id: row.version_id, tenant_id: row.tenant_id, prompt_id: row.id, version: row.version, template: row.template, description: row.description, model: row.model, created_at: row.version_created_at }),
-    );
-    return { status: 200, body: { prompts, next_cursor: nextCursor } };
+    const { items, nextCursor } = await tenant((tx) => listPromptsPage(tx, caller.tenantId, query));
+    return { status: 200, body: { prompts: items.map(({ prompt, current }) => promptJson(prompt, current)), next_cursor: nextCursor } };
   },
 });
 
@@ -175,24 +134,12 @@ export const upsertPrompt = defineOperation<Record<string, never>, unknown, { na
   },
   handler: async ({ body, caller, tenant }) => {
     checkTemplate(body.template);
-    const content: Content = { template: body.template, description: body.description ?? null, model: body.model ?? null };
+    const content: PromptContent = { template: body.template, description: body.description ?? null, model: body.model ?? null };
     const { prompt, current, created } = await tenant(async (tx) => {
-      const inserted = await tx
-        .insertInto('prompts')
-        .values({ id: newId('prm'), tenant_id: caller.tenantId, name: body.name, version: 1 })
-        .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (!inserted) {
-        const found = await findPrompt(tx, caller.tenantId, body.name);
-        return { ...(await addVersionIfChanged(tx, found.prompt, found.current, content)), created: false };
-      }
-      const current = await tx
-        .insertInto('prompt_versions')
-        .values({ id: newId('prv'), tenant_id: caller.tenantId, prompt_id: inserted.id, version: 1, ...content })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return { prompt: inserted, current, created: true };
+      const inserted = await insertPromptIfNew(tx, caller.tenantId, body.name, content);
+      if (inserted) return { ...inserted, created: true };
+      const found = orNotFound(await lockPrompt(tx, caller.tenantId, body.name), 'prompt', body.name);
+      return { ...(await addPromptVersionIfChanged(tx, found, content)), created: false };
     });
     return { status: created ? 201 : 200, body: { prompt: promptJson(prompt, current), created } };
   },
@@ -215,7 +162,7 @@ export const getPrompt = defineOperation<{ name: string }>({
     200: { description: 'The prompt', schema: { type: 'object', required: ['prompt'], additionalProperties: false, properties: { prompt: promptSchema } } },
   },
   handler: async ({ params, caller, tenant }) => {
-    const { prompt, current } = await tenant((tx) => findPrompt(tx, caller.tenantId, params.name));
+    const { prompt, current } = orNotFound(await tenant((tx) => findPrompt(tx, caller.tenantId, params.name)), 'prompt', params.name);
     return { status: 200, body: { prompt: promptJson(prompt, current) } };
   },
 });
@@ -242,9 +189,8 @@ export const listPromptVersions = defineOperation<{ name: string }>({
   },
   handler: async ({ params, caller, tenant }) => {
     const { prompt, versions } = await tenant(async (tx) => {
-      const { prompt } = await findPrompt(tx, caller.tenantId, params.name);
-      const versions = await tx.selectFrom('prompt_versions').selectAll().where('prompt_id', '=', prompt.id).orderBy('version', 'desc').execute();
-      return { prompt, versions };
+      const { prompt } = orNotFound(await findPrompt(tx, caller.tenantId, params.name), 'prompt', params.name);
+      return { prompt, versions: await listVersionsOfPrompt(tx, caller.tenantId, prompt.id) };
     });
     return { status: 200, body: { prompt_id: prompt.id, name: prompt.name, versions: versions.map(versionJson) } };
   },
@@ -264,8 +210,8 @@ export const getPromptVersion = defineOperation<{ name: string; version: number 
   },
   handler: async ({ params, caller, tenant }) => {
     const version = await tenant(async (tx) => {
-      const { prompt } = await findPrompt(tx, caller.tenantId, params.name);
-      return tx.selectFrom('prompt_versions').selectAll().where('prompt_id', '=', prompt.id).where('version', '=', params.version).executeTakeFirst();
+      const { prompt } = orNotFound(await findPrompt(tx, caller.tenantId, params.name), 'prompt', params.name);
+      return findPromptVersion(tx, caller.tenantId, prompt.id, params.version);
     });
     if (!version) throw notFound('prompt version', `${params.name}@${params.version}`);
     return { status: 200, body: { version: versionJson(version) } };
@@ -300,12 +246,10 @@ export const updatePrompt = defineOperation<{ name: string }, unknown, { name?: 
     checkTemplate(body.template);
     try {
       const { prompt, current } = await tenant(async (tx) => {
-        const found = await findPrompt(tx, caller.tenantId, params.name);
+        const found = orNotFound(await lockPrompt(tx, caller.tenantId, params.name), 'prompt', params.name);
         let { prompt } = found;
-        if (body.name !== undefined && body.name !== prompt.name) {
-          prompt = await tx.updateTable('prompts').set({ name: body.name, updated_at: new Date() }).where('id', '=', prompt.id).returningAll().executeTakeFirstOrThrow();
-        }
-        return addVersionIfChanged(tx, prompt, found.current, {
+        if (body.name !== undefined && body.name !== prompt.name) prompt = await renamePrompt(tx, prompt, body.name);
+        return addPromptVersionIfChanged(tx, { prompt, current: found.current }, {
           template: body.template ?? found.current.template,
           description: body.description === undefined ? found.current.description : body.description,
           model: body.model === undefined ? found.current.model : body.model,
@@ -331,8 +275,8 @@ export const deletePrompt = defineOperation<{ name: string }>({
   responses: { 200: { description: 'Deleted', schema: deletionResult } },
   handler: async ({ params, caller, tenant }) => {
     const id = await tenant(async (tx) => {
-      const { prompt } = await findPrompt(tx, caller.tenantId, params.name);
-      await tx.deleteFrom('prompts').where('id', '=', prompt.id).execute();
+      const { prompt } = orNotFound(await lockPrompt(tx, caller.tenantId, params.name), 'prompt', params.name);
+      await deletePromptById(tx, caller.tenantId, prompt.id);
       return prompt.id;
     });
     return { status: 200, body: { deleted: true, id } };

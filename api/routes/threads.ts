@@ -1,8 +1,9 @@
-import { sql } from 'kysely';
-import { notFound } from '../errors.js';
+import { findAgent } from '../../db/agents.js';
+import { listThreadRuns } from '../../db/runs.js';
+import { findThread, listThreadsPage } from '../../db/threads.js';
+import { orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { listOf, page, timestamp } from '../schemas.js';
-import { findAgent } from './agents.js';
+import { listOf, timestamp } from '../schemas.js';
 
 const TAG = 'Threads';
 
@@ -48,25 +49,10 @@ export const listThreads = defineOperation<Record<string, never>, { agent: strin
   errors: ['not_found'],
   responses: { 200: { description: 'A page of thread summaries', schema: listOf('threads', summarySchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const rows = await tenant(async (tx) => {
-      const agent = await findAgent(tx, caller.tenantId, query.agent);
-      let q = tx
-        .selectFrom('threads')
-        .select(['threads.id', 'threads.title', 'threads.created_at', 'threads.updated_at'])
-        .select((eb) => eb.selectFrom('runs').select(eb.fn.countAll<number>().as('n')).whereRef('runs.thread_id', '=', 'threads.id').as('run_count'))
-        .where('threads.tenant_id', '=', caller.tenantId)
-        .where('threads.agent_id', '=', agent.id)
-        .orderBy('threads.updated_at', 'desc')
-        .orderBy('threads.id', 'desc')
-        .limit(query.limit + 1);
-      if (query.cursor) {
-        // The cursor is the last thread of the previous page; continue strictly after it in (updated_at, id) order.
-        const after = await tx.selectFrom('threads').select(['updated_at', 'id']).where('id', '=', query.cursor).executeTakeFirst();
-        if (after) q = q.where(sql<boolean>`(threads.updated_at, threads.id) < (${after.updated_at}, ${after.id})`);
-      }
-      return q.execute();
+    const { items, nextCursor } = await tenant(async (tx) => {
+      const agent = orNotFound(await findAgent(tx, caller.tenantId, query.agent), 'agent', query.agent);
+      return listThreadsPage(tx, caller.tenantId, agent.id, query);
     });
-    const { items, nextCursor } = page(rows, query.limit);
     return {
       status: 200,
       body: {
@@ -75,7 +61,7 @@ export const listThreads = defineOperation<Record<string, never>, { agent: strin
           title: t.title,
           created_at: t.created_at.toISOString(),
           updated_at: t.updated_at.toISOString(),
-          run_count: Number(t.run_count ?? 0),
+          run_count: t.run_count,
         })),
         next_cursor: nextCursor,
       },
@@ -106,23 +92,9 @@ export const getThread = defineOperation<{ threadId: string }, { agent: string }
   },
   handler: async ({ params, query, caller, tenant }) => {
     const { thread, runs } = await tenant(async (tx) => {
-      const agent = await findAgent(tx, caller.tenantId, query.agent);
-      const thread = await tx
-        .selectFrom('threads')
-        .selectAll()
-        .where('id', '=', params.threadId)
-        .where('agent_id', '=', agent.id)
-        .where('tenant_id', '=', caller.tenantId)
-        .executeTakeFirst();
-      if (!thread) throw notFound('thread', params.threadId);
-      const runs = await tx
-        .selectFrom('runs')
-        .select(['id', 'input', 'output', 'status', 'created_at'])
-        .where('thread_id', '=', thread.id)
-        .where('tenant_id', '=', caller.tenantId)
-        .orderBy('id')
-        .execute();
-      return { thread, runs };
+      const agent = orNotFound(await findAgent(tx, caller.tenantId, query.agent), 'agent', query.agent);
+      const thread = orNotFound(await findThread(tx, caller.tenantId, agent.id, params.threadId), 'thread', params.threadId);
+      return { thread, runs: await listThreadRuns(tx, caller.tenantId, thread.id) };
     });
     return {
       status: 200,

@@ -1,11 +1,12 @@
 import { BUILTIN_KEYS } from '../../activities/tools/builtins/registry.js';
 import { httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
 import type { HttpToolConfig } from '../../activities/tools/types.js';
-import { newId } from '../../db/ids.js';
+import type { PageQuery } from '../../db/page.js';
 import type { Tool, ToolKind } from '../../db/schema.js';
+import { listToolsPage, saveTool } from '../../db/tools.js';
 import { invalidRequest, type FieldError } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { listOf, fetchPage, pageQuery, timestamp, type PageQuery } from '../schemas.js';
+import { listOf, pageQuery, timestamp } from '../schemas.js';
 
 const TAG = 'Tools';
 /** Header values are write-only: they often carry credentials. */
@@ -47,7 +48,7 @@ export const listTools = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   responses: { 200: { description: 'A page of tools', schema: listOf('tools', toolSchema) } },
   handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => fetchPage(tx.selectFrom('tools').selectAll().where('tenant_id', '=', caller.tenantId), 'id', query));
+    const { items, nextCursor } = await tenant((tx) => listToolsPage(tx, caller.tenantId, query));
     return { status: 200, body: { tools: items.map(toolJson), next_cursor: nextCursor } };
   },
 });
@@ -86,22 +87,10 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
       kind: body.kind,
       description: body.description ?? null,
       builtin: body.builtin ?? null,
-      http: body.http ? JSON.stringify(body.http) : null,
-      mcp: body.mcp ? JSON.stringify(body.mcp) : null,
+      http: body.http ?? null,
+      mcp: body.mcp ?? null,
     };
-    const { tool, created } = await tenant(async (tx) => {
-      const existing = await tx.selectFrom('tools').select('id').where('tenant_id', '=', caller.tenantId).where('name', '=', body.name).forUpdate().executeTakeFirst();
-      if (existing) {
-        const tool = await tx.updateTable('tools').set({ ...definition, updated_at: new Date() }).where('id', '=', existing.id).returningAll().executeTakeFirstOrThrow();
-        return { tool, created: false };
-      }
-      const tool = await tx
-        .insertInto('tools')
-        .values({ id: newId('tool'), tenant_id: caller.tenantId, name: body.name, ...definition })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return { tool, created: true };
-    });
+    const { tool, created } = await tenant((tx) => saveTool(tx, caller.tenantId, body.name, definition));
     return { status: created ? 201 : 200, body: { tool: toolJson(tool), created } };
   },
 });

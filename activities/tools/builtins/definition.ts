@@ -49,7 +49,7 @@ export interface ActivityToolContext {
   signal: AbortSignal;
   writeMemory(content: string): Promise<{ id: string }>;
   searchMemory(query: string, k: number): Promise<MemoryHit[]>;
-  /** The knowledge base's id, or undefined when the tenant has none by that name or id. */
+  /** The id of the knowledge base with that id or name (id first), or undefined when there is none. */
   findKnowledgeBase(ref: string): Promise<string | undefined>;
   searchKnowledge(query: { query: string; kbId?: string; k: number }): Promise<KnowledgeHit[]>;
 }

@@ -1,0 +1,106 @@
+import { newId } from './ids.js';
+import { fetchPage, type Page, type PageQuery } from './page.js';
+import type { DocumentRow } from './schema.js';
+import type { TenantTx } from './tenant-transaction.js';
+
+/** The `documents` table: a knowledge base's uploads, from accepted to ready (or failed), with their Markdown. */
+
+/** Every column but the upload and its Markdown, which can be large. */
+const LISTING_COLUMNS = ['id', 'tenant_id', 'kb_id', 'title', 'filename', 'content_type', 'format', 'size_bytes', 'status', 'error', 'chunk_count', 'created_at', 'updated_at'] as const;
+
+export type DocumentListing = Omit<DocumentRow, 'source' | 'markdown'>;
+
+export async function listDocumentsPage(tx: TenantTx, tenantId: string, kbId: string, pageQuery: PageQuery): Promise<Page<DocumentListing>> {
+  return fetchPage(tx.selectFrom('documents').select(LISTING_COLUMNS).where('kb_id', '=', kbId).where('tenant_id', '=', tenantId), 'id', pageQuery);
+}
+
+/** The document with its Markdown; undefined when the knowledge base has no such document. */
+export async function findDocument(tx: TenantTx, tenantId: string, kbId: string, documentId: string): Promise<(DocumentListing & Pick<DocumentRow, 'markdown'>) | undefined> {
+  return tx
+    .selectFrom('documents')
+    .select([...LISTING_COLUMNS, 'markdown'])
+    .where('id', '=', documentId)
+    .where('kb_id', '=', kbId)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+}
+
+export type NewDocument = Pick<DocumentRow, 'title' | 'filename' | 'content_type' | 'format' | 'size_bytes' | 'status' | 'error' | 'source' | 'markdown'>;
+
+export async function insertDocument(tx: TenantTx, tenantId: string, kbId: string, document: NewDocument): Promise<DocumentListing> {
+  return tx
+    .insertInto('documents')
+    .values({ id: newId('doc'), tenant_id: tenantId, kb_id: kbId, ...document })
+    .returning(LISTING_COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+/** accepted → queued, once its conversion is started; undefined when it had already moved on. */
+export async function markDocumentQueued(tx: TenantTx, tenantId: string, documentId: string): Promise<DocumentListing | undefined> {
+  return tx
+    .updateTable('documents')
+    .set({ status: 'queued', updated_at: new Date() })
+    .where('id', '=', documentId)
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'accepted')
+    .returning(LISTING_COLUMNS)
+    .executeTakeFirst();
+}
+
+/** Deletes the document (its chunks go with it); answers its id, or undefined when the knowledge base has no such document. */
+export async function deleteDocumentById(tx: TenantTx, tenantId: string, kbId: string, documentId: string): Promise<string | undefined> {
+  const deleted = await tx
+    .deleteFrom('documents')
+    .where('id', '=', documentId)
+    .where('kb_id', '=', kbId)
+    .where('tenant_id', '=', tenantId)
+    .returning('id')
+    .executeTakeFirst();
+  return deleted?.id;
+}
+
+/** → converting; answers what conversion reads (undefined when the document is gone). */
+export async function markDocumentConverting(tx: TenantTx, tenantId: string, documentId: string) {
+  await tx.updateTable('documents').set({ status: 'converting', updated_at: new Date() }).where('id', '=', documentId).where('tenant_id', '=', tenantId).execute();
+  return tx
+    .selectFrom('documents')
+    .select(['markdown', 'source', 'format', 'content_type', 'status'])
+    .where('id', '=', documentId)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+}
+
+/** The converted text, with what the converter skipped as the document's note. */
+export async function setDocumentMarkdown(tx: TenantTx, tenantId: string, documentId: string, markdown: string, note: string | null): Promise<void> {
+  await tx.updateTable('documents').set({ markdown, error: note, updated_at: new Date() }).where('id', '=', documentId).where('tenant_id', '=', tenantId).execute();
+}
+
+/** What embedding reads: the document's knowledge base and Markdown. */
+export async function findDocumentMarkdown(tx: TenantTx, tenantId: string, documentId: string): Promise<Pick<DocumentRow, 'id' | 'kb_id' | 'markdown'> | undefined> {
+  return tx.selectFrom('documents').select(['id', 'kb_id', 'markdown']).where('id', '=', documentId).where('tenant_id', '=', tenantId).executeTakeFirst();
+}
+
+/** The number of chunks it was cut into; the upload is no longer needed. */
+export async function setDocumentChunkCount(tx: TenantTx, tenantId: string, documentId: string, chunkCount: number): Promise<void> {
+  await tx
+    .updateTable('documents')
+    .set({ chunk_count: chunkCount, source: null, updated_at: new Date() })
+    .where('id', '=', documentId)
+    .where('tenant_id', '=', tenantId)
+    .execute();
+}
+
+/** → ready, with `problem` (if any) as its note; an earlier note stays otherwise. */
+export async function setDocumentReady(tx: TenantTx, tenantId: string, documentId: string, problem: string | null): Promise<void> {
+  await tx
+    .updateTable('documents')
+    .set((eb) => ({ status: 'ready', error: problem ?? eb.ref('error'), updated_at: new Date() }))
+    .where('id', '=', documentId)
+    .where('tenant_id', '=', tenantId)
+    .execute();
+}
+
+/** → failed with the reason; the upload is dropped. */
+export async function setDocumentFailed(tx: TenantTx, tenantId: string, documentId: string, error: string): Promise<void> {
+  await tx.updateTable('documents').set({ status: 'failed', error, source: null, updated_at: new Date() }).where('id', '=', documentId).where('tenant_id', '=', tenantId).execute();
+}

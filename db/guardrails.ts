@@ -1,0 +1,64 @@
+import { newId } from './ids.js';
+import { fetchPage, type Page, type PageQuery } from './page.js';
+import { findByRef } from './refs.js';
+import type { GuardrailRow } from './schema.js';
+import type { TenantTx } from './tenant-transaction.js';
+
+/** The `guardrails` table: the checks every run of the workspace enforces. */
+
+export interface GuardrailDefinition {
+  kind: string;
+  target: GuardrailRow['target'];
+  action: GuardrailRow['action'];
+  enabled: boolean;
+  description: string | null;
+  config: Record<string, unknown>;
+}
+
+/** The guardrail `ref` names: by id, else by name (db/refs.ts). */
+export async function findGuardrail(tx: TenantTx, tenantId: string, ref: string): Promise<GuardrailRow | undefined> {
+  return findByRef(tx.selectFrom('guardrails').selectAll(), 'guardrails', tenantId, ref);
+}
+
+export async function listGuardrailsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<GuardrailRow>> {
+  return fetchPage(tx.selectFrom('guardrails').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+}
+
+/** Every guardrail of the workspace, enabled or not, oldest first. */
+export async function listAllGuardrails(tx: TenantTx, tenantId: string): Promise<GuardrailRow[]> {
+  return tx.selectFrom('guardrails').selectAll().where('tenant_id', '=', tenantId).orderBy('id').execute();
+}
+
+/** Creates the guardrail, or replaces the definition of the one with this name. */
+export async function saveGuardrail(tx: TenantTx, tenantId: string, name: string, definition: GuardrailDefinition): Promise<{ row: GuardrailRow; created: boolean }> {
+  const values = { ...definition, config: JSON.stringify(definition.config) };
+  const inserted = await tx
+    .insertInto('guardrails')
+    .values({ id: newId('grd'), tenant_id: tenantId, name, ...values })
+    .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (inserted) return { row: inserted, created: true };
+  const row = await tx
+    .updateTable('guardrails')
+    .set({ ...values, updated_at: new Date() })
+    .where('tenant_id', '=', tenantId)
+    .where('name', '=', name)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { row, created: false };
+}
+
+export async function setGuardrailEnabledById(tx: TenantTx, tenantId: string, guardrailId: string, enabled: boolean): Promise<GuardrailRow> {
+  return tx
+    .updateTable('guardrails')
+    .set({ enabled, updated_at: new Date() })
+    .where('id', '=', guardrailId)
+    .where('tenant_id', '=', tenantId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteGuardrailById(tx: TenantTx, tenantId: string, guardrailId: string): Promise<void> {
+  await tx.deleteFrom('guardrails').where('id', '=', guardrailId).where('tenant_id', '=', tenantId).execute();
+}

@@ -1,0 +1,48 @@
+import { sql, type SelectQueryBuilder } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * A ref is how a caller names a row of these tables: its id, or its name (unique in the workspace).
+ *
+ * Precedence, everywhere: **id first, then name**. An id is never reused and never changes, so a ref that
+ * is some row's id always reaches that row, even when another row is named like it; a name only counts
+ * when no row has that id. The run plan resolves a graph's tool refs the same way.
+ */
+export type RefTable = 'agents' | 'prompts' | 'guardrails' | 'knowledge_bases' | 'tools';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any shape of select over a ref table (joins, subqueries, a lock)
+type RefQuery<O> = SelectQueryBuilder<Database, any, O>;
+
+/**
+ * The tenant's row of `table` that `ref` names, read through `query` (which chooses the columns, joins
+ * and lock); undefined when none. `table` qualifies the columns, so `query` may join other tables.
+ */
+export function findByRef<O>(query: RefQuery<O>, table: RefTable, tenantId: string, ref: string): Promise<O | undefined> {
+  const id = sql.ref(`${table}.id`);
+  return query
+    .where(sql.ref(`${table}.tenant_id`), '=', tenantId)
+    .where((eb) => eb.or([eb(id, '=', ref), eb(sql.ref(`${table}.name`), '=', ref)]))
+    .orderBy(sql`${id} = ${ref}`, 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** Many refs in one query, with the same precedence: each ref that names a row, mapped to that row. */
+export async function findAllByRef<O extends { id: string; name: string }>(
+  query: RefQuery<O>,
+  table: RefTable,
+  tenantId: string,
+  refs: readonly string[],
+): Promise<Map<string, O>> {
+  if (refs.length === 0) return new Map();
+  const rows = await query
+    .where(sql.ref(`${table}.tenant_id`), '=', tenantId)
+    .where((eb) => eb.or([eb(sql.ref(`${table}.id`), 'in', refs), eb(sql.ref(`${table}.name`), 'in', refs)]))
+    .execute();
+  const found = new Map<string, O>();
+  for (const ref of refs) {
+    const row = rows.find((r) => r.id === ref) ?? rows.find((r) => r.name === ref);
+    if (row) found.set(ref, row);
+  }
+  return found;
+}

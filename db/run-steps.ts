@@ -1,0 +1,77 @@
+import { newId } from './ids.js';
+import type { RunStep } from './schema.js';
+import type { TenantTx } from './tenant-transaction.js';
+
+/** The `run_steps` table: a run's tool calls, keyed by (run, index). */
+
+export interface NewRunStep {
+  tenantId: string;
+  runId: string;
+  index: number;
+  nodeId: string;
+  toolCallId: string;
+  tool: string;
+  toolId: string | null;
+  arguments: unknown;
+}
+
+/** Records a running step; a step already recorded at this index (a retried activity) is left as it is. */
+export async function insertRunStep(tx: TenantTx, step: NewRunStep): Promise<void> {
+  await tx
+    .insertInto('run_steps')
+    .values({
+      id: newId('ste'),
+      tenant_id: step.tenantId,
+      run_id: step.runId,
+      index: step.index,
+      node_id: step.nodeId,
+      tool_call_id: step.toolCallId,
+      tool: step.tool,
+      tool_id: step.toolId,
+      arguments: JSON.stringify(step.arguments),
+      status: 'running',
+      result: null,
+      error: null,
+    })
+    .onConflict((oc) => oc.columns(['run_id', 'index']).doNothing())
+    .execute();
+}
+
+export type StepEnd = { ok: true; result: unknown } | { ok: false; error: string };
+
+/**
+ * Records how the step ended, unless it already has (a retried activity), and answers how long it took
+ * from its start to now.
+ */
+export async function recordStepEnd(tx: TenantTx, tenantId: string, runId: string, index: number, end: StepEnd): Promise<number> {
+  const row = await tx
+    .selectFrom('run_steps')
+    .select(['started_at', 'status'])
+    .where('run_id', '=', runId)
+    .where('index', '=', index)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  const ended = new Date();
+  const durationMs = ended.getTime() - row.started_at.getTime();
+  if (row.status === 'running') {
+    await tx
+      .updateTable('run_steps')
+      .set({
+        status: end.ok ? 'completed' : 'failed',
+        result: end.ok ? JSON.stringify(end.result ?? null) : null,
+        error: end.ok ? null : end.error,
+        ended_at: ended,
+        duration_ms: durationMs,
+      })
+      .where('run_id', '=', runId)
+      .where('index', '=', index)
+      .where('tenant_id', '=', tenantId)
+      .execute();
+  }
+  return durationMs;
+}
+
+/** The run's steps in order. */
+export async function listRunSteps(tx: TenantTx, tenantId: string, runId: string): Promise<RunStep[]> {
+  return tx.selectFrom('run_steps').selectAll().where('run_id', '=', runId).where('tenant_id', '=', tenantId).orderBy('index').execute();
+}

@@ -1,0 +1,232 @@
+import { sql } from 'kysely';
+import { findPublishedVersion } from './agents.js';
+import { newId } from './ids.js';
+import type { Page, PageQuery } from './page.js';
+import { page } from './page.js';
+import { appendRunEvents, type RunEventType } from './run-events.js';
+import type { AgentVersion, GuardrailTripRecord, PendingQuestion, Run, RunError, RunPromptUse, RunStatus } from './schema.js';
+import type { TenantTx } from './tenant-transaction.js';
+import { insertThread, touchThread } from './threads.js';
+
+/**
+ * The `runs` table: a run's record from queued to its end. Its one column written elsewhere is
+ * `last_event_seq`, the event log's counter, which db/run-events.ts advances.
+ */
+
+/** The statuses a run never leaves. */
+export const TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+
+export function isTerminal(status: RunStatus): status is TerminalStatus {
+  return (TERMINAL_STATUSES as readonly RunStatus[]).includes(status);
+}
+
+/** The events that announce a terminal status, after which a run's stream has nothing more to say. */
+export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<RunEventType>(TERMINAL_STATUSES.map((status) => `run.${status}` as const));
+
+export type RunSource = 'api' | 'eval';
+
+export interface NewRun {
+  tenantId: string;
+  agentId: string;
+  input: string;
+  threadId?: string;
+  source: RunSource;
+}
+
+export type QueuedRun =
+  | { queued: true; runId: string; threadId: string }
+  /** Nothing is written: the agent has no published version, or `threadId` is not a thread of the agent. */
+  | { queued: false; reason: 'no_published_version' | 'unknown_thread' };
+
+/**
+ * Records a queued run of the agent's published version, in its thread (a new one unless given), with its
+ * `run.created` event.
+ */
+export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<QueuedRun> {
+  const version = await findPublishedVersion(tx, run.tenantId, run.agentId);
+  if (!version) return { queued: false, reason: 'no_published_version' };
+
+  let threadId: string;
+  if (run.threadId) {
+    if (!(await touchThread(tx, run.tenantId, run.threadId, { agentId: run.agentId }))) return { queued: false, reason: 'unknown_thread' };
+    threadId = run.threadId;
+  } else {
+    threadId = await insertThread(tx, run.tenantId, run.agentId, run.input);
+  }
+
+  const runId = newId('run');
+  await tx
+    .insertInto('runs')
+    .values({
+      id: runId,
+      tenant_id: run.tenantId,
+      agent_id: run.agentId,
+      agent_version_id: version.id,
+      version: version.version,
+      thread_id: threadId,
+      status: 'queued',
+      source: run.source,
+      model: entryModel(version),
+      input: run.input,
+      output: null,
+      error: null,
+      pending_question: null,
+      prompt_tokens: null,
+      completion_tokens: null,
+      total_tokens: null,
+      cost_usd: null,
+      duration_ms: null,
+      started_at: null,
+      ended_at: null,
+    })
+    .execute();
+  await appendRunEvents(tx, run.tenantId, runId, [
+    {
+      type: 'run.created',
+      data: { run_id: runId, agent_id: run.agentId, version: version.version, thread_id: threadId, status: 'queued' },
+    },
+  ]);
+  return { queued: true, runId, threadId };
+}
+
+/** The model of the graph's entry node, recorded on the queued run until the plan says otherwise. */
+function entryModel(version: AgentVersion): string | null {
+  const { graph } = version;
+  const entryId = typeof graph.entry === 'string' ? graph.entry : graph.nodes[0]?.id;
+  const model = graph.nodes.find((node) => node.id === entryId)?.model;
+  return typeof model === 'string' ? model : null;
+}
+
+export async function findRun(tx: TenantTx, tenantId: string, runId: string): Promise<Run | undefined> {
+  return tx.selectFrom('runs').selectAll().where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();
+}
+
+/** Only the status: what a stream checks while it follows a run. */
+export async function findRunStatus(tx: TenantTx, tenantId: string, runId: string): Promise<RunStatus | undefined> {
+  const run = await tx.selectFrom('runs').select('status').where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();
+  return run?.status;
+}
+
+export interface RunFilter {
+  agentId?: string;
+  /** By default eval runs are left out; `all` includes them. */
+  source?: RunSource | 'all';
+}
+
+/** A page of runs, most recent first (the cursor is the last run of the previous page). */
+export async function listRunsPage(tx: TenantTx, tenantId: string, filter: RunFilter, { limit, cursor }: PageQuery): Promise<Page<Run>> {
+  let q = tx.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).orderBy('id', 'desc').limit(limit + 1);
+  if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
+  if (filter.source === undefined) q = q.where('source', '!=', 'eval');
+  else if (filter.source !== 'all') q = q.where('source', '=', filter.source);
+  if (cursor) q = q.where('id', '<', cursor);
+  return page(await q.execute(), limit);
+}
+
+/** Every run of the thread, oldest first: its turns. */
+export async function listThreadRuns(tx: TenantTx, tenantId: string, threadId: string) {
+  return tx
+    .selectFrom('runs')
+    .select(['id', 'input', 'output', 'status', 'created_at'])
+    .where('thread_id', '=', threadId)
+    .where('tenant_id', '=', tenantId)
+    .orderBy('id')
+    .execute();
+}
+
+/** The thread's completed runs before `beforeRunId`, oldest first: the conversation a new run continues. */
+export async function listCompletedRunsBefore(tx: TenantTx, tenantId: string, threadId: string, beforeRunId: string) {
+  return tx
+    .selectFrom('runs')
+    .select(['input', 'output'])
+    .where('tenant_id', '=', tenantId)
+    .where('thread_id', '=', threadId)
+    .where('id', '<', beforeRunId)
+    .where('status', '=', 'completed')
+    .orderBy('id')
+    .execute();
+}
+
+/** queued → running, with the prompt versions the plan chose and its entry model. A run past queued is left alone. */
+export async function markRunRunning(tx: TenantTx, tenantId: string, runId: string, plan: { prompts: RunPromptUse[]; model: string }): Promise<void> {
+  await tx
+    .updateTable('runs')
+    .set({ status: 'running', started_at: new Date(), prompts: JSON.stringify(plan.prompts), model: plan.model })
+    .where('id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'queued')
+    .execute();
+}
+
+/** running → paused, with the question it waits on. */
+export async function markRunPaused(tx: TenantTx, tenantId: string, runId: string, question: PendingQuestion): Promise<void> {
+  await setLiveStatus(tx, tenantId, runId, 'paused', JSON.stringify(question));
+}
+
+/** paused → running: the question is answered. */
+export async function markRunResumed(tx: TenantTx, tenantId: string, runId: string): Promise<void> {
+  await setLiveStatus(tx, tenantId, runId, 'running', null);
+}
+
+/** Moves a run between running and paused; a run that has ended stays ended. */
+async function setLiveStatus(tx: TenantTx, tenantId: string, runId: string, status: 'running' | 'paused', pendingQuestion: string | null) {
+  await tx
+    .updateTable('runs')
+    .set({ status, pending_question: pendingQuestion })
+    .where('id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .where('status', 'in', ['running', 'paused'])
+    .execute();
+}
+
+export interface RunEnd {
+  status: TerminalStatus;
+  output: string | null;
+  error: RunError | null;
+  usage: { prompt_tokens: number | null; completion_tokens: number | null; total_tokens: number | null; cost_usd: string | null };
+}
+
+/**
+ * Records the run's end (status, output or error, usage, end time and duration) unless it has already
+ * ended, and answers what the end event and the thread need.
+ */
+export async function recordRunEnd(tx: TenantTx, tenantId: string, runId: string, end: RunEnd): Promise<{ threadId: string; endedAt: Date; durationMs: number }> {
+  const run = await tx
+    .selectFrom('runs')
+    .select(['started_at', 'created_at', 'thread_id'])
+    .where('id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  const endedAt = new Date();
+  const durationMs = endedAt.getTime() - (run.started_at ?? run.created_at).getTime();
+  await tx
+    .updateTable('runs')
+    .set({
+      status: end.status,
+      output: end.output,
+      error: end.error ? JSON.stringify(end.error) : null,
+      pending_question: null,
+      prompt_tokens: end.usage.prompt_tokens,
+      completion_tokens: end.usage.completion_tokens,
+      total_tokens: end.usage.total_tokens,
+      cost_usd: end.usage.cost_usd,
+      ended_at: endedAt,
+      duration_ms: durationMs,
+    })
+    .where('id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .where('status', 'not in', TERMINAL_STATUSES)
+    .execute();
+  return { threadId: run.thread_id, endedAt, durationMs };
+}
+
+/** Adds guardrail trips to the run's record. */
+export async function appendGuardrailTrips(tx: TenantTx, tenantId: string, runId: string, trips: GuardrailTripRecord[]): Promise<void> {
+  await tx
+    .updateTable('runs')
+    .set({ guardrail_trips: sql`guardrail_trips || ${JSON.stringify(trips)}::jsonb` as never })
+    .where('id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .execute();
+}
