@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../db/database.js';
 import type { Embedder } from './embedding/index.js';
 import type { OutboundPolicy } from './tools/types.js';
@@ -11,4 +12,6 @@ export interface ActivityDeps {
   outboundPolicy: OutboundPolicy;
   /** Memory, knowledge and their built-in tools embed with this. */
   embedder: () => Embedder;
+  /** The workflow code the workers run, which stored run histories are replayed against. */
+  workflowBundle: WorkflowBundle;
 }

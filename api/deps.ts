@@ -1,8 +1,7 @@
-import type { Client } from '@temporalio/client';
-import type { WorkflowBundle } from '@temporalio/worker';
-import type { Db } from '../db/database.js';
-import type { Embedder } from '../activities/embedding/index.js';
-import type { RunEventHub } from './run-event-hub.js';
+import { Client, Connection } from '@temporalio/client';
+import type { OpenDatabase, Db } from '../db/database.js';
+import { sharedEmbedder, type Embedder } from '../activities/embedding/index.js';
+import { RunEventHub } from './run-event-hub.js';
 
 /** What handlers reach beyond the request. */
 export interface AppDeps {
@@ -10,9 +9,41 @@ export interface AppDeps {
   temporal: Client;
   /** Wakes run event streams when events are appended. */
   events: RunEventHub;
-  /** The workflow code, bundled on first use, for replaying stored histories. */
-  workflowBundle: () => Promise<WorkflowBundle>;
   /** The embedder for memory and knowledge (started on first use). */
   embedder: () => Embedder;
   publicUrl: string;
+}
+
+export interface OpenAppDeps {
+  deps: AppDeps;
+  /** Stops the event hub and closes the Temporal connection (not the database or the shared embedder). */
+  close(): Promise<void>;
+}
+
+/**
+ * The API's dependencies over an open database: a Temporal client of its own and the run event hub.
+ * The API process (api/server.ts) and the one-process platform of `npm start` and the tests both make them here.
+ */
+export async function createAppDeps(options: {
+  database: OpenDatabase;
+  temporalAddress: string;
+  temporalNamespace: string;
+  publicUrl: string;
+}): Promise<OpenAppDeps> {
+  const connection = await Connection.connect({ address: options.temporalAddress });
+  const temporal = new Client({ connection, namespace: options.temporalNamespace });
+  let events: RunEventHub;
+  try {
+    events = await RunEventHub.start(options.database);
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
+  return {
+    deps: { db: options.database.db, temporal, events, embedder: sharedEmbedder, publicUrl: options.publicUrl },
+    async close() {
+      await events.close();
+      await connection.close();
+    },
+  };
 }

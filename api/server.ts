@@ -1,18 +1,17 @@
-import { Client, Connection } from '@temporalio/client';
 import { ensureInitialWorkspace } from '../db/bootstrap.js';
 import { databaseConfigFromEnv } from '../db/config.js';
 import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createApp } from './app.js';
 import { serviceConfigFromEnv } from './config.js';
+import { createAppDeps } from './deps.js';
 import { listen } from './http-server.js';
-import { RunEventHub } from './run-event-hub.js';
-import { closeSharedEmbedder, sharedEmbedder } from '../activities/embedding/index.js';
-import { lazyWorkflowBundle } from '../workers/workers.js';
+import { closeSharedEmbedder } from '../activities/embedding/index.js';
 
 /**
  * The production API process: configuration from the environment, an external Temporal
- * (TEMPORAL_ADDRESS is required here), and no workers (run `node dist/workers/main.js` beside it).
+ * (TEMPORAL_ADDRESS is required here), and no workers: run the worker process beside it, which also
+ * does the replays the API asks for.
  */
 async function main(): Promise<void> {
   const config = serviceConfigFromEnv();
@@ -22,18 +21,19 @@ async function main(): Promise<void> {
   const bootstrap = await ensureInitialWorkspace(database.db, config.initWorkspace, config.initApiKey);
   if (bootstrap.newApiKey) console.log(`[api] management API key: ${bootstrap.newApiKey} (shown once)`);
 
-  const connection = await Connection.connect({ address: config.temporalAddress });
-  const temporal = new Client({ connection, namespace: config.temporalNamespace });
-  const events = await RunEventHub.start(database);
-  const deps = { db: database.db, temporal, events, workflowBundle: lazyWorkflowBundle(), embedder: sharedEmbedder, publicUrl: config.publicUrl };
-  const server = await listen(createApp(deps), config.host, config.port);
+  const appDeps = await createAppDeps({
+    database,
+    temporalAddress: config.temporalAddress,
+    temporalNamespace: config.temporalNamespace,
+    publicUrl: config.publicUrl,
+  });
+  const server = await listen(createApp(appDeps.deps), config.host, config.port);
   console.log(`[api] listening on ${server.url}`);
 
   const shutdown = async () => {
     await server.close();
-    await events.close();
+    await appDeps.close();
     await closeSharedEmbedder();
-    await connection.close();
     await database.close();
     process.exit(0);
   };

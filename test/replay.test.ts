@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { expect } from 'chai';
@@ -8,10 +10,14 @@ import { call, newTenant } from './support/api.js';
 import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
+import { TASK_QUEUES } from '../workflows/task-queues.js';
 
 /** A real run's history, committed so that a non-deterministic change to agentRun fails this suite. */
 const FIXTURE = path.resolve('test/fixtures/agent-run-history.json');
 const DRIFTED_WORKFLOWS = fileURLToPath(new URL('./fixtures/drifted-workflows/index.js', import.meta.url));
+/** What the API process (api/server.ts) is made of, short of starting it. */
+const API_MODULES = ['../api/app.js', '../api/deps.js'].map((module) => fileURLToPath(new URL(module, import.meta.url)));
+const run = promisify(execFile);
 
 describe('replay', () => {
   let key: string;
@@ -42,18 +48,77 @@ describe('replay', () => {
     throw new Error(`the history of ${runId} was never stored`);
   }
 
-  it('stores a finished run’s history in Postgres and replays it deterministically', async () => {
+  /** The task queues of the replay workflows the API started for a run (visibility lags a little). */
+  async function replayQueuesOf(runId: string): Promise<string[]> {
+    const { temporal } = testPlatform();
+    const queues: string[] = [];
+    for (let attempt = 0; attempt < 50 && queues.length === 0; attempt++) {
+      for await (const workflow of temporal.workflow.list({ query: `WorkflowType = "replayRun" AND ExecutionStatus = "Completed"` })) {
+        if (workflow.workflowId.startsWith(`replay-${runId}-`)) queues.push(workflow.taskQueue);
+      }
+      if (queues.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return queues;
+  }
+
+  it('stores a finished run’s history in Postgres and replays it deterministically on the replays queue', async () => {
     const runId = await finishedRun();
     const response = await replay(runId);
     expect(response.status).to.equal(200);
     expect(response.body).to.include({ run_id: runId, deterministic: true, error: null });
     expect(response.body.event_count).to.be.greaterThan(20);
+    expect(await replayQueuesOf(runId)).to.deep.equal([TASK_QUEUES.replays]);
 
     if (process.env.RECORD_HISTORY_FIXTURE) {
       // RECORD_HISTORY_FIXTURE=1 npm test -- --grep replay: after an intended change of agentRun.
       const stored = await testPlatform().db.selectFrom('run_histories').select('history').where('run_id', '=', runId).executeTakeFirstOrThrow();
       fs.writeFileSync(FIXTURE, JSON.stringify(stored.history, null, 1) + '\n');
     }
+  });
+
+  it('answers deterministic: false with the replay error when the current code takes another path', async () => {
+    const runId = await finishedRun();
+    expect((await replay(runId)).body.deterministic).to.equal(true);
+    // The stored history now says the run's first activity had another name than the code schedules.
+    const { db } = testPlatform();
+    const stored = await db.selectFrom('run_histories').select('history').where('run_id', '=', runId).executeTakeFirstOrThrow();
+    const history = stored.history as { events: Array<{ activityTaskScheduledEventAttributes?: { activityType: { name: string } } }> };
+    history.events.find((event) => event.activityTaskScheduledEventAttributes)!.activityTaskScheduledEventAttributes!.activityType.name = 'renamedActivity';
+    await db.updateTable('run_histories').set({ history: JSON.stringify(history) }).where('run_id', '=', runId).execute();
+
+    const response = await call('POST', `/v1/runs/${runId}/replay`, { key });
+    expect(response.status).to.equal(200);
+    expect(response.body).to.include({ run_id: runId, deterministic: false, event_count: history.events.length });
+    expect(response.body.error).to.match(/^DeterminismViolationError: .*renamedActivity/);
+  });
+
+  it('answers 409 while a run has no stored history yet', async () => {
+    const askHuman = await createTool(key, { name: 'ask_human', kind: 'builtin', builtin: 'ask_human' });
+    const askerId = await publishAgent(key, 'asker', scriptedGraph([{ tool_calls: [{ tool: 'ask_human', arguments: { question: 'Which?' } }] }, { text: 'ok' }], [askHuman]));
+    const paused = await stream('POST', `/v1/agents/${askerId}/runs`, { key, body: { input: 'ask' } });
+    expect(paused.frames.at(-1)!.event).to.equal('run.paused');
+    const runId: string = paused.frames[0]!.data.run_id;
+
+    const response = await call('POST', `/v1/runs/${runId}/replay`, { key });
+    expect(response.status).to.equal(409);
+    expect(response.body.error).to.deep.equal({ code: 'conflict', message: `run ${runId} has no stored history yet (it is stored once the run has ended)` });
+    expect((await call('POST', `/v1/runs/${runId}/cancel`, { key })).status).to.equal(202);
+  });
+
+  it('never loads the worker SDK or workers/ into the API: replays run on a worker', async () => {
+    // Every module the API loads, however indirectly.
+    const script = [
+      "import { registerHooks } from 'node:module';",
+      'const loaded = [];',
+      'registerHooks({ resolve: (specifier, context, next) => { const resolved = next(specifier, context); loaded.push(resolved.url); return resolved; } });',
+      'for (const module of process.argv.slice(1)) await import(module);',
+      // Exits once the list is written: something the API loads may keep the process alive.
+      'process.stdout.write(JSON.stringify(loaded), () => process.exit(0));',
+    ].join('\n');
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, ...API_MODULES]);
+    const loaded: string[] = JSON.parse(stdout);
+    expect(loaded.some((url) => url.endsWith('/dist/api/routes/runs.js'))).to.equal(true);
+    expect(loaded.filter((url) => url.includes('@temporalio/worker') || url.includes('/dist/workers/'))).to.deep.equal([]);
   });
 
   it('replays the committed history fixture against the current workflow code', async () => {

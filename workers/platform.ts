@@ -1,7 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { ServiceConfig } from '../api/config.js';
 import { createApp } from '../api/app.js';
+import { createAppDeps } from '../api/deps.js';
 import { listen } from '../api/http-server.js';
 import { ensureInitialWorkspace, type BootstrapResult } from '../db/bootstrap.js';
 import type { DatabaseConfig } from '../db/config.js';
@@ -9,8 +10,7 @@ import { openDatabase, type Db, type OpenDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { loadTemporalDevConfig, startTemporalDevServer, type TemporalDevConfig, type TemporalDevServer } from './temporal-dev-server.js';
 import { bundleWorkflows, startWorkers, type RunningWorkers } from './workers.js';
-import { RunEventHub } from '../api/run-event-hub.js';
-import { closeSharedEmbedder, sharedEmbedder } from '../activities/embedding/index.js';
+import { closeSharedEmbedder } from '../activities/embedding/index.js';
 
 /** The whole platform in one process, as `npm start` and the test suite run it. */
 export interface Platform {
@@ -21,7 +21,7 @@ export interface Platform {
   db: Db;
   databaseKind: OpenDatabase['kind'];
   temporal: Client;
-  /** The workflow code bundle the workers run and replays use. */
+  /** The workflow code bundle the workers run (and replay stored histories against). */
   workflowBundle: () => Promise<WorkflowBundle>;
   bootstrap: BootstrapResult;
   stop(): Promise<void>;
@@ -67,13 +67,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       stack.push(() => workers.shutdown());
     }
 
-    const connection = await Connection.connect({ address: temporalAddress });
-    stack.push(() => connection.close());
-    const temporal = new Client({ connection, namespace });
-
-    const events = await RunEventHub.start(database);
-    stack.push(() => events.close());
-    const deps = { db: database.db, temporal, events, workflowBundle: async () => bundle, embedder: sharedEmbedder, publicUrl: options.service.publicUrl };
+    const appDeps = await createAppDeps({ database, temporalAddress, temporalNamespace: namespace, publicUrl: options.service.publicUrl });
+    stack.push(() => appDeps.close());
+    const { deps } = appDeps;
     const api = await listen(createApp(deps), options.service.host, options.service.port);
     stack.push(() => api.close());
     // Port 0 asks for any free port; only now is the real address known.
@@ -85,8 +81,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       temporalUiUrl: devServer?.uiUrl,
       db: database.db,
       databaseKind: database.kind,
-      temporal,
-      workflowBundle: deps.workflowBundle,
+      temporal: deps.temporal,
+      workflowBundle: async () => bundle,
       bootstrap,
       stop,
     };

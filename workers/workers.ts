@@ -1,27 +1,29 @@
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities/index.js';
 import { sharedEmbedder } from '../activities/embedding/index.js';
 import { priceTableFromEnv } from '../activities/models/prices.js';
 import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
-import { ALL_TASK_QUEUES } from '../workflows/task-queues.js';
+import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
 let runtimeInstalled = false;
 
-/** Bundles the workflow code once; every worker of the process (and replays) share the bundle. */
+/** Bundles the workflow code once; every worker of the process (and the replays it runs) share the bundle. */
 export async function bundleWorkflows(): Promise<WorkflowBundle> {
   return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
 }
 
-/** A bundle made on first use, then reused. */
-export function lazyWorkflowBundle(): () => Promise<WorkflowBundle> {
-  let bundle: Promise<WorkflowBundle> | undefined;
-  return () => (bundle ??= bundleWorkflows());
-}
+/**
+ * What one queue's worker does differently. Replays are CPU-bound work on a tenant's behalf: a burst of
+ * them waits in its queue, one at a time per worker process, instead of crowding out runs.
+ */
+const QUEUE_OPTIONS: Partial<Record<TaskQueue, Partial<WorkerOptions>>> = {
+  [TASK_QUEUES.replays]: { maxConcurrentActivityTaskExecutions: 1 },
+};
 
 export interface RunningWorkers {
   /** Asks every worker to finish its in-flight tasks and stop; resolves when they have. */
@@ -48,7 +50,13 @@ export async function startWorkers(options: {
   const bundle = options.bundle ?? (await bundleWorkflows());
   const env = options.env ?? process.env;
   priceTableFromEnv(env); // a malformed MODEL_PRICES fails here, not at the end of the first run
-  const activities = createActivities({ db: options.db, temporal, outboundPolicy: outboundPolicyFromEnv(env), embedder: sharedEmbedder });
+  const activities = createActivities({
+    db: options.db,
+    temporal,
+    outboundPolicy: outboundPolicyFromEnv(env),
+    embedder: sharedEmbedder,
+    workflowBundle: bundle,
+  });
   const workers = await Promise.all(
     ALL_TASK_QUEUES.map((taskQueue) =>
       Worker.create({
@@ -59,6 +67,7 @@ export async function startWorkers(options: {
         activities,
         // When the worker that cached a run is gone, its next task goes to any worker after this long.
         stickyQueueScheduleToStartTimeout: '3 seconds',
+        ...QUEUE_OPTIONS[taskQueue],
       }),
     ),
   );

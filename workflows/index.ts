@@ -3,3 +3,4 @@ export { agentRun } from './agent-run.js';
 export { archiveRunHistory } from './archive-run-history.js';
 export { convertDocument } from './convert-document.js';
 export { ping } from './ping.js';
+export { replayRun } from './replay-run.js';

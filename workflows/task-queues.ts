@@ -9,6 +9,8 @@ export const TASK_QUEUES = {
   evals: 'evals',
   /** Document conversion, chunking, embedding and graph extraction. */
   ingest: 'ingest',
+  /** Replays of stored run histories (CPU-bound; their worker runs few at a time). */
+  replays: 'replays',
 } as const;
 
 export type TaskQueue = (typeof TASK_QUEUES)[keyof typeof TASK_QUEUES];

@@ -1,11 +1,13 @@
 import type { ActivityDeps } from '../deps.js';
 import { storeRunHistory } from './history.js';
+import { replayRunHistory } from './replay.js';
 import { beginRun, finishRun, pauseRun, resumeRun } from './lifecycle.js';
 import { beginStep, completeStep } from './steps.js';
 import type { FinishInput, RunRef, StepInput, StepOutcome } from './types.js';
+import type { ReplayRunInput } from '../../workflows/replay-run-api.js';
 
-/** The `agentRun` workflow's bookkeeping: the run record's transitions, its steps, and its archived history. */
-export function runActivities({ db, temporal }: ActivityDeps) {
+/** The `agentRun` workflow's bookkeeping: the run record's transitions, its steps, its archived history and replays of it. */
+export function runActivities({ db, temporal, workflowBundle }: ActivityDeps) {
   return {
     /** queued → running; answers the run's plan. */
     beginRun: (ref: RunRef) => beginRun(db, ref),
@@ -20,5 +22,7 @@ export function runActivities({ db, temporal }: ActivityDeps) {
     beginStep: (step: StepInput) => beginStep(db, step),
     completeStep: (step: StepInput, outcome: StepOutcome) => completeStep(db, step, outcome),
     storeRunHistory: (ref: RunRef) => storeRunHistory(db, temporal, ref),
+    /** The `replayRun` workflow's one step, on the `replays` queue. */
+    replayRunHistory: (ref: ReplayRunInput) => replayRunHistory(db, workflowBundle, ref),
   };
 }

@@ -1,17 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
-import { Worker } from '@temporalio/worker';
-import type { TenantTx } from '../../db/tenant-transaction.js';
-import type { Run } from '../../db/schema.js';
+import { findAgent } from '../../db/agents.js';
+import type { PageQuery } from '../../db/page.js';
+import { hasRunHistory } from '../../db/run-histories.js';
+import { listRunSteps } from '../../db/run-steps.js';
+import { createQueuedRun, findRun, isTerminal, listRunsPage } from '../../db/runs.js';
 import { answerUpdate } from '../../workflows/agent-run-api.js';
-import { ApiError, notFound } from '../errors.js';
+import { failureTypeOf } from '../../workflows/failures.js';
+import { REPLAY_RUN_FAILURES, REPLAY_RUN_TASK_QUEUE, REPLAY_RUN_WORKFLOW_TYPE } from '../../workflows/replay-run-api.js';
+import type { replayRun as replayRunWorkflow } from '../../workflows/replay-run.js';
+import { ApiError, notFound, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema, type OperationContext } from '../operation.js';
 import { takeRateLimitToken, RUN_RATE_LIMIT } from '../rate-limit.js';
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
-import { listOf, page, refParams, type PageQuery } from '../schemas.js';
+import { listOf, refParams } from '../schemas.js';
 import { SSE_HEADERS, streamRunEvents } from '../sse.js';
-import { insertRun, startAgentRunWorkflow } from '../start-run.js';
-import { findAgent } from './agents.js';
+import { startAgentRunWorkflow } from '../start-run.js';
 
 const TAG = 'Runs';
 
@@ -46,9 +50,12 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
     // Counted in a transaction of its own, so refused requests count too.
     const rateHeaders = await tenant((tx) => takeRateLimitToken(tx, caller.tenantId, caller.keyId, RUN_RATE_LIMIT));
     const run = await tenant(async (tx) => {
-      const agent = await findAgent(tx, caller.tenantId, params.id);
+      const agent = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
       const newRun = { tenantId: caller.tenantId, agentId: agent.id, input: body.input, threadId: body.thread_id, source: 'api' as const };
-      return { ...newRun, ...(await insertRun(tx, newRun)) };
+      const queued = await createQueuedRun(tx, newRun);
+      if (queued.queued) return { ...newRun, runId: queued.runId, threadId: queued.threadId };
+      if (queued.reason === 'unknown_thread') throw notFound('thread', body.thread_id!);
+      throw new ApiError('conflict', 'the agent has no published version; POST /v1/agents/{id}/versions first');
     });
     await startAgentRunWorkflow(deps.temporal, run);
     const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0);
@@ -69,7 +76,7 @@ export const streamEvents = defineOperation<{ runId: string }, { after?: number 
   errors: ['not_found'],
   responses: { 200: eventStream },
   handler: async ({ params, query, caller, tenant, deps, koa }) => {
-    await tenant((tx) => findRun(tx, caller.tenantId, params.runId));
+    orNotFound(await tenant((tx) => findRun(tx, caller.tenantId, params.runId)), 'run', params.runId);
     const lastEventId = koa.get('Last-Event-ID');
     const after = /^\d+$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
     return streamRunEvents(koa, deps, caller.tenantId, params.runId, after);
@@ -98,8 +105,8 @@ export const getRun = defineOperation<{ runId: string }>({
   },
   handler: async ({ params, caller, tenant }) => {
     const { run, steps } = await tenant(async (tx) => ({
-      run: await findRun(tx, caller.tenantId, params.runId),
-      steps: await tx.selectFrom('run_steps').selectAll().where('run_id', '=', params.runId).where('tenant_id', '=', caller.tenantId).orderBy('index').execute(),
+      run: orNotFound(await findRun(tx, caller.tenantId, params.runId), 'run', params.runId),
+      steps: await listRunSteps(tx, caller.tenantId, params.runId),
     }));
     return { status: 200, body: { run: runJson(run), steps: steps.map(stepJson) } };
   },
@@ -124,16 +131,11 @@ function runListQuery(withAgentFilter: boolean): JsonSchema {
 }
 
 async function listRuns({ query, caller, tenant }: OperationContext<unknown, RunListQuery, unknown>, agentRef?: string) {
-  const rows = await tenant(async (tx) => {
-    let q = tx.selectFrom('runs').selectAll().where('tenant_id', '=', caller.tenantId).orderBy('id', 'desc').limit(query.limit + 1);
+  const { items, nextCursor } = await tenant(async (tx) => {
     const ref = agentRef ?? query.agent;
-    if (ref) q = q.where('agent_id', '=', (await findAgent(tx, caller.tenantId, ref)).id);
-    if (query.source === undefined) q = q.where('source', '!=', 'eval');
-    else if (query.source !== 'all') q = q.where('source', '=', query.source);
-    if (query.cursor) q = q.where('id', '<', query.cursor);
-    return q.execute();
+    const agentId = ref ? orNotFound(await findAgent(tx, caller.tenantId, ref), 'agent', ref).id : undefined;
+    return listRunsPage(tx, caller.tenantId, { agentId, source: query.source }, query);
   });
-  const { items, nextCursor } = page(rows, query.limit);
   return { status: 200, body: { runs: items.map(runJson), next_cursor: nextCursor } };
 }
 
@@ -192,7 +194,7 @@ export const answerRun = defineOperation<{ runId: string }, unknown, { answer: s
     },
   },
   handler: async ({ params, body, caller, tenant, deps }) => {
-    const run = await tenant((tx) => findRun(tx, caller.tenantId, params.runId));
+    const run = orNotFound(await tenant((tx) => findRun(tx, caller.tenantId, params.runId)), 'run', params.runId);
     if (run.status !== 'paused') throw new ApiError('conflict', `run ${run.id} is ${run.status}, not waiting for an answer`);
     try {
       const { questionId } = await deps.temporal.workflow
@@ -228,12 +230,15 @@ export const cancelRun = defineOperation<{ runId: string }>({
     },
   },
   handler: async ({ params, caller, tenant, deps }) => {
-    const run = await tenant((tx) => findRun(tx, caller.tenantId, params.runId));
-    if (isFinished(run)) throw new ApiError('conflict', `run ${run.id} already ended (${run.status})`);
+    const run = orNotFound(await tenant((tx) => findRun(tx, caller.tenantId, params.runId)), 'run', params.runId);
+    if (isTerminal(run.status)) throw new ApiError('conflict', `run ${run.id} already ended (${run.status})`);
     await deps.temporal.workflow.getHandle(run.id).cancel();
     return { status: 202, body: { run_id: run.id, status: 'cancelling' } };
   },
 });
+
+/** How long a replay may wait in the `replays` queue and run before the request gives up (a 500). */
+const REPLAY_TIMEOUT = '5 minutes';
 
 export const replayRun = defineOperation<{ runId: string }>({
   operationId: 'replayRun',
@@ -262,29 +267,26 @@ export const replayRun = defineOperation<{ runId: string }>({
     },
   },
   handler: async ({ params, caller, tenant, deps }) => {
-    const stored = await tenant(async (tx) => {
-      await findRun(tx, caller.tenantId, params.runId);
-      return tx.selectFrom('run_histories').selectAll().where('run_id', '=', params.runId).executeTakeFirst();
+    const noHistory = () => new ApiError('conflict', `run ${params.runId} has no stored history yet (it is stored once the run has ended)`);
+    // Checked here, without reading the history, so a run still running never costs a workflow.
+    const historyStored = await tenant(async (tx) => {
+      orNotFound(await findRun(tx, caller.tenantId, params.runId), 'run', params.runId);
+      return hasRunHistory(tx, caller.tenantId, params.runId);
     });
-    if (!stored) throw new ApiError('conflict', `run ${params.runId} has no stored history yet (it is stored once the run has ended)`);
-    let error: string | null = null;
-    try {
-      await Worker.runReplayHistory({ workflowBundle: await deps.workflowBundle() }, historyFromJSON(stored.history), params.runId);
-    } catch (err) {
-      error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    }
-    return { status: 200, body: { run_id: params.runId, deterministic: error === null, error, event_count: stored.event_count } };
+    if (!historyStored) throw noHistory();
+    // The replay itself is CPU work: a worker does it (workflows/replay-run.ts) while this request waits.
+    const result = await deps.temporal.workflow
+      .execute<typeof replayRunWorkflow>(REPLAY_RUN_WORKFLOW_TYPE, {
+        taskQueue: REPLAY_RUN_TASK_QUEUE,
+        workflowId: `replay-${params.runId}-${randomUUID()}`,
+        args: [{ tenantId: caller.tenantId, runId: params.runId }],
+        workflowExecutionTimeout: REPLAY_TIMEOUT,
+      })
+      .catch((err: unknown) => {
+        throw failureTypeOf(err) === REPLAY_RUN_FAILURES.HistoryMissing ? noHistory() : err;
+      });
+    return { status: 200, body: { run_id: params.runId, deterministic: result.deterministic, error: result.error, event_count: result.eventCount } };
   },
 });
-
-async function findRun(tx: TenantTx, tenantId: string, runId: string): Promise<Run> {
-  const run = await tx.selectFrom('runs').selectAll().where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();
-  if (!run) throw notFound('run', runId);
-  return run;
-}
-
-function isFinished(run: Run): boolean {
-  return run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
-}
 
 export default [startRun, listAgentRuns, listAllRuns, getRun, streamEvents, answerRun, cancelRun, replayRun];
