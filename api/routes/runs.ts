@@ -15,7 +15,8 @@ import { takeRateLimitToken, RUN_RATE_LIMIT } from '../rate-limit.js';
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
 import { listOf, refParams } from '../schemas.js';
 import { SSE_HEADERS, streamRunEvents } from '../sse.js';
-import { startAgentRunWorkflow } from '../start-run.js';
+import { startAgentRunWorkflow } from '../start-agent-run-workflow.js';
+import { TenantIdAttribute } from '../../workflows/search-attributes.js';
 
 const TAG = 'Runs';
 
@@ -281,6 +282,7 @@ export const replayRun = defineOperation<{ runId: string }>({
         workflowId: `replay-${params.runId}-${randomUUID()}`,
         args: [{ tenantId: caller.tenantId, runId: params.runId }],
         workflowExecutionTimeout: REPLAY_TIMEOUT,
+        typedSearchAttributes: [{ key: TenantIdAttribute, value: caller.tenantId }],
       })
       .catch((err: unknown) => {
         throw failureTypeOf(err) === REPLAY_RUN_FAILURES.HistoryMissing ? noHistory() : err;

@@ -1,12 +1,9 @@
-import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { NewRun } from '../db/runs.js';
 import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
 import type { agentRun } from '../workflows/agent-run.js';
+import { AgentIdAttribute, RunSourceAttribute, TenantIdAttribute } from '../workflows/search-attributes.js';
 
-export const TenantIdAttribute = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
-export const AgentIdAttribute = defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD);
-export const RunSourceAttribute = defineSearchAttributeKey('RunSource', SearchAttributeType.KEYWORD);
 
 /** Starts the run's workflow: id = run id, on the `runs` queue, findable in the Temporal UI by tenant, agent and source. */
 export async function startAgentRunWorkflow(temporal: Client, run: NewRun & { runId: string }): Promise<void> {

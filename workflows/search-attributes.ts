@@ -1,0 +1,10 @@
+import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/common';
+
+/**
+ * The search attributes the platform's workflows carry, so an operator can filter the Temporal Web UI
+ * (`TenantId = "ten_…"`). Registered on the dev server by temporal-dev.yaml, on other clusters by their
+ * operator (README).
+ */
+export const TenantIdAttribute = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
+export const AgentIdAttribute = defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD);
+export const RunSourceAttribute = defineSearchAttributeKey('RunSource', SearchAttributeType.KEYWORD);
