@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import { serviceConfigFromEnv } from './config.js';
 import { createAppDeps } from './deps.js';
 import { listen } from './http-server.js';
+import { runProcess } from './run-process.js';
 import { closeSharedEmbedder } from '../activities/embedding/index.js';
 
 /**
@@ -13,7 +14,7 @@ import { closeSharedEmbedder } from '../activities/embedding/index.js';
  * (TEMPORAL_ADDRESS is required here), and no workers: run the worker process beside it, which also
  * does the replays the API asks for.
  */
-async function main(): Promise<void> {
+runProcess('api', async () => {
   const config = serviceConfigFromEnv();
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required (npm start runs a dev server for you instead)');
   const database = await openDatabase(databaseConfigFromEnv());
@@ -30,18 +31,10 @@ async function main(): Promise<void> {
   const server = await listen(createApp(appDeps.deps), config.host, config.port);
   console.log(`[api] listening on ${server.url}`);
 
-  const shutdown = async () => {
+  return async () => {
     await server.close();
     await appDeps.close();
     await closeSharedEmbedder();
     await database.close();
-    process.exit(0);
   };
-  process.once('SIGINT', () => void shutdown());
-  process.once('SIGTERM', () => void shutdown());
-}
-
-main().catch((err) => {
-  console.error('[api] failed to start:', err instanceof Error ? err.message : err);
-  process.exit(1);
 });

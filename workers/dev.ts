@@ -1,9 +1,10 @@
 import { serviceConfigFromEnv } from '../api/config.js';
+import { runProcess } from '../api/run-process.js';
 import { databaseConfigFromEnv, dataDirFromEnv } from '../db/config.js';
 import { startPlatform } from './platform.js';
 
 /** `npm start`: the API, a worker per task queue and (unless TEMPORAL_ADDRESS is set) a Temporal dev server. */
-async function main(): Promise<void> {
+runProcess('platform', async () => {
   const service = serviceConfigFromEnv();
   const database = databaseConfigFromEnv();
   const dataDir = dataDirFromEnv();
@@ -21,20 +22,5 @@ async function main(): Promise<void> {
   }
   console.log('[platform] ready; Ctrl-C stops');
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`[platform] ${signal}: stopping...`);
-    await platform.stop();
-    console.log('[platform] stopped');
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-}
-
-main().catch((err) => {
-  console.error('[platform] failed to start:', err instanceof Error ? err.message : err);
-  process.exit(1);
+  return () => platform.stop();
 });

@@ -1,4 +1,5 @@
 import { serviceConfigFromEnv } from '../api/config.js';
+import { runProcess } from '../api/run-process.js';
 import { databaseConfigFromEnv } from '../db/config.js';
 import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -7,7 +8,7 @@ import { closeSharedEmbedder } from '../activities/embedding/index.js';
 import { ALL_TASK_QUEUES } from '../workflows/task-queues.js';
 
 /** The production worker process: polls every task queue of an external Temporal. */
-async function main(): Promise<void> {
+runProcess('worker', async () => {
   const config = serviceConfigFromEnv();
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required (npm start runs a dev server for you instead)');
   const databaseConfig = databaseConfigFromEnv();
@@ -19,17 +20,9 @@ async function main(): Promise<void> {
   const workers = await startWorkers({ address: config.temporalAddress, namespace: config.temporalNamespace, db: database.db });
   console.log(`[worker] polling ${ALL_TASK_QUEUES.join(', ')} on ${config.temporalAddress}`);
 
-  const shutdown = async () => {
+  return async () => {
     await workers.shutdown();
     await closeSharedEmbedder();
     await database.close();
-    process.exit(0);
   };
-  process.once('SIGINT', () => void shutdown());
-  process.once('SIGTERM', () => void shutdown());
-}
-
-main().catch((err) => {
-  console.error('[worker] failed to start:', err instanceof Error ? err.message : err);
-  process.exit(1);
 });

@@ -9,11 +9,11 @@ import {
   type AgentRow,
 } from '../../db/agents.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { PageQuery } from '../../db/page.js';
 import type { AgentGraph, AgentVersion } from '../../db/schema.js';
 import { ApiError, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, pageQuery, refParams, timestamp } from '../schemas.js';
+import { defineListOperation } from '../list-operation.js';
+import { deletionResult, refParams, timestamp } from '../schemas.js';
 
 const TAG = 'Agents';
 
@@ -97,19 +97,16 @@ function versionJson(version: AgentVersion) {
   };
 }
 
-export const listAgents = defineOperation<Record<string, never>, PageQuery>({
+export const listAgents = defineListOperation({
   operationId: 'listAgents',
-  method: 'get',
   path: '/v1/agents',
   tag: TAG,
   summary: 'List agents, oldest first',
-  access: 'key',
-  query: pageQuery,
-  responses: { 200: { description: 'A page of agents', schema: listOf('agents', agentSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => listAgentsPage(tx, caller.tenantId, query));
-    return { status: 200, body: { agents: items.map(agentJson), next_cursor: nextCursor } };
-  },
+  plural: 'agents',
+  pageDescription: 'A page of agents',
+  itemSchema: agentSchema,
+  page: listAgentsPage,
+  toJson: agentJson,
 });
 
 export const createAgent = defineOperation<Record<string, never>, unknown, { name: string; description?: string }>({

@@ -1,9 +1,9 @@
 import { insertApiKey, listApiKeysPage, revokeApiKeyById } from '../../db/api-keys.js';
-import type { PageQuery } from '../../db/page.js';
 import type { ApiKey } from '../../db/schema.js';
 import { orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, pageQuery, refParams, timestamp } from '../schemas.js';
+import { defineListOperation } from '../list-operation.js';
+import { deletionResult, refParams, timestamp } from '../schemas.js';
 
 const TAG = 'API keys';
 
@@ -32,19 +32,17 @@ function apiKeyJson(key: ApiKey) {
   };
 }
 
-export const listApiKeys = defineOperation<Record<string, never>, PageQuery>({
+export const listApiKeys = defineListOperation({
   operationId: 'listApiKeys',
-  method: 'get',
   path: '/v1/api-keys',
   tag: TAG,
   summary: "List the workspace's API keys, revoked ones included (management keys only)",
   access: 'management',
-  query: pageQuery,
-  responses: { 200: { description: 'A page of keys', schema: listOf('api_keys', apiKeySchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => listApiKeysPage(tx, caller.tenantId, query));
-    return { status: 200, body: { api_keys: items.map(apiKeyJson), next_cursor: nextCursor } };
-  },
+  plural: 'api_keys',
+  pageDescription: 'A page of keys',
+  itemSchema: apiKeySchema,
+  page: listApiKeysPage,
+  toJson: apiKeyJson,
 });
 
 export const createApiKey = defineOperation<Record<string, never>, unknown, { kind?: 'management' | 'standard'; name?: string }>({

@@ -1,10 +1,10 @@
 import { GUARDRAIL_KINDS, guardrailConfigProblems, guardrailConfigSchemas, type GuardrailKind } from '../../activities/guardrails/index.js';
 import { deleteGuardrailById, findGuardrail, listGuardrailsPage, saveGuardrail, setGuardrailEnabledById } from '../../db/guardrails.js';
-import type { PageQuery } from '../../db/page.js';
 import type { GuardrailRow } from '../../db/schema.js';
 import { invalidRequest, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
+import { defineListOperation } from '../list-operation.js';
+import { deletionResult, timestamp } from '../schemas.js';
 import { requestValidator } from '../validation.js';
 
 const TAG = 'Guardrails';
@@ -58,19 +58,16 @@ function guardrailJson(row: GuardrailRow) {
   };
 }
 
-export const listGuardrails = defineOperation<Record<string, never>, PageQuery>({
+export const listGuardrails = defineListOperation({
   operationId: 'listGuardrails',
-  method: 'get',
   path: '/v1/guardrails',
   tag: TAG,
   summary: 'Guardrails, oldest first',
-  access: 'key',
-  query: pageQuery,
-  responses: { 200: { description: 'A page of guardrails', schema: listOf('guardrails', guardrailSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => listGuardrailsPage(tx, caller.tenantId, query));
-    return { status: 200, body: { guardrails: items.map(guardrailJson), next_cursor: nextCursor } };
-  },
+  plural: 'guardrails',
+  pageDescription: 'A page of guardrails',
+  itemSchema: guardrailSchema,
+  page: listGuardrailsPage,
+  toJson: guardrailJson,
 });
 
 export const upsertGuardrail = defineOperation<Record<string, never>, unknown, GuardrailBody>({

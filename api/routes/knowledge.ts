@@ -18,6 +18,7 @@ import { embedding } from '../embedder-errors.js';
 import { ApiError, notFound, orNotFound } from '../errors.js';
 import { readJsonBody } from '../middleware/json-body.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
+import { defineListOperation } from '../list-operation.js';
 import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
 import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
 import { requestValidator } from '../validation.js';
@@ -110,19 +111,16 @@ async function knowledgeBaseOr404(tx: TenantTx, tenantId: string, ref: string): 
   return orNotFound(await findKnowledgeBase(tx, tenantId, ref), 'knowledge base', ref);
 }
 
-export const listKnowledgeBases = defineOperation<Record<string, never>, PageQuery>({
+export const listKnowledgeBases = defineListOperation({
   operationId: 'listKnowledgeBases',
-  method: 'get',
   path: '/v1/knowledge',
   tag: TAG,
   summary: 'Knowledge bases, oldest first',
-  access: 'key',
-  query: pageQuery,
-  responses: { 200: { description: 'A page of knowledge bases', schema: listOf('knowledge_bases', kbSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => listKnowledgeBasesPage(tx, caller.tenantId, query));
-    return { status: 200, body: { knowledge_bases: items.map(kbJson), next_cursor: nextCursor } };
-  },
+  plural: 'knowledge_bases',
+  pageDescription: 'A page of knowledge bases',
+  itemSchema: kbSchema,
+  page: listKnowledgeBasesPage,
+  toJson: kbJson,
 });
 
 export const createKnowledgeBase = defineOperation<Record<string, never>, unknown, { name: string; description?: string; graph?: KnowledgeGraphSettings | null }>({

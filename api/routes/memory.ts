@@ -1,10 +1,10 @@
 import { MAX_SEARCH_K, rewriteMemory, searchMemory, writeMemory } from '../../activities/memory/memory.js';
 import { deleteMemoryById, listMemoriesPage } from '../../db/memories.js';
-import type { PageQuery } from '../../db/page.js';
 import { embedding } from '../embedder-errors.js';
 import { notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { listOf, pageQuery, timestamp } from '../schemas.js';
+import { defineListOperation } from '../list-operation.js';
+import { timestamp } from '../schemas.js';
 
 const TAG = 'Memory';
 const content: JsonSchema = { type: 'string', minLength: 1, maxLength: 20_000 };
@@ -22,19 +22,16 @@ function memoryJson(row: { id: string; content: string; created_at: Date; update
   return { id: row.id, content: row.content, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
 }
 
-export const listMemories = defineOperation<Record<string, never>, PageQuery>({
+export const listMemories = defineListOperation({
   operationId: 'listMemories',
-  method: 'get',
   path: '/v1/memory',
   tag: TAG,
   summary: 'Memories, oldest first',
-  access: 'key',
-  query: pageQuery,
-  responses: { 200: { description: 'A page of memories', schema: listOf('memories', memorySchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => listMemoriesPage(tx, caller.tenantId, query));
-    return { status: 200, body: { memories: items.map(memoryJson), next_cursor: nextCursor } };
-  },
+  plural: 'memories',
+  pageDescription: 'A page of memories',
+  itemSchema: memorySchema,
+  page: listMemoriesPage,
+  toJson: memoryJson,
 });
 
 export const createMemory = defineOperation<Record<string, never>, unknown, { content: string }>({

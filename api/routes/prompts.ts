@@ -1,6 +1,5 @@
 import { TemplateError, templateVariables } from '../../activities/prompts/template.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { PageQuery } from '../../db/page.js';
 import {
   addPromptVersionIfChanged,
   deletePromptById,
@@ -16,7 +15,8 @@ import {
 import type { Prompt, PromptVersion } from '../../db/schema.js';
 import { ApiError, invalidRequest, notFound, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
+import { defineListOperation } from '../list-operation.js';
+import { deletionResult, timestamp } from '../schemas.js';
 
 const TAG = 'Prompts';
 
@@ -97,19 +97,16 @@ function checkTemplate(text: string | undefined): void {
   }
 }
 
-export const listPrompts = defineOperation<Record<string, never>, PageQuery>({
+export const listPrompts = defineListOperation({
   operationId: 'listPrompts',
-  method: 'get',
   path: '/v1/prompts',
   tag: TAG,
   summary: 'Prompts with their current version, oldest first',
-  access: 'key',
-  query: pageQuery,
-  responses: { 200: { description: 'A page of prompts', schema: listOf('prompts', promptSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => listPromptsPage(tx, caller.tenantId, query));
-    return { status: 200, body: { prompts: items.map(({ prompt, current }) => promptJson(prompt, current)), next_cursor: nextCursor } };
-  },
+  plural: 'prompts',
+  pageDescription: 'A page of prompts',
+  itemSchema: promptSchema,
+  page: listPromptsPage,
+  toJson: ({ prompt, current }) => promptJson(prompt, current),
 });
 
 export const upsertPrompt = defineOperation<Record<string, never>, unknown, { name: string; template: string; description?: string; model?: string }>({

@@ -1,12 +1,12 @@
 import { BUILTIN_KEYS } from '../../activities/tools/builtins/registry.js';
 import { httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
 import type { HttpToolConfig } from '../../activities/tools/types.js';
-import type { PageQuery } from '../../db/page.js';
 import type { Tool, ToolKind } from '../../db/schema.js';
 import { listToolsPage, saveTool } from '../../db/tools.js';
 import { invalidRequest, type FieldError } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { listOf, pageQuery, timestamp } from '../schemas.js';
+import { defineListOperation } from '../list-operation.js';
+import { timestamp } from '../schemas.js';
 
 const TAG = 'Tools';
 /** Header values are write-only: they often carry credentials. */
@@ -38,19 +38,16 @@ interface ToolBody {
   mcp?: Record<string, unknown>;
 }
 
-export const listTools = defineOperation<Record<string, never>, PageQuery>({
+export const listTools = defineListOperation({
   operationId: 'listTools',
-  method: 'get',
   path: '/v1/tools',
   tag: TAG,
   summary: 'The tool catalog, oldest first',
-  access: 'key',
-  query: pageQuery,
-  responses: { 200: { description: 'A page of tools', schema: listOf('tools', toolSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant((tx) => listToolsPage(tx, caller.tenantId, query));
-    return { status: 200, body: { tools: items.map(toolJson), next_cursor: nextCursor } };
-  },
+  plural: 'tools',
+  pageDescription: 'A page of tools',
+  itemSchema: toolSchema,
+  page: listToolsPage,
+  toJson: toolJson,
 });
 
 export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBody>({

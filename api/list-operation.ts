@@ -1,0 +1,41 @@
+import type { Page, PageQuery } from '../db/page.js';
+import type { TenantTx } from '../db/tenant-transaction.js';
+import { defineOperation, type Access, type JsonSchema, type Operation } from './operation.js';
+import { listOf, pageQuery } from './schemas.js';
+
+/**
+ * A `GET` of one of the workspace's collections, a page at a time (`limit`, `cursor`; docs/decisions.md
+ * "Lists"): the body is `{"<plural>": [...], "next_cursor": …}`. Every collection lists the same way, so
+ * its operation declares only what differs — path, names, item schema, the repository's page query and
+ * the item's JSON — and stays one declaration in its route file.
+ */
+export function defineListOperation<Row>(list: {
+  operationId: string;
+  path: string;
+  tag: string;
+  summary: string;
+  /** Who may list: any key unless said otherwise. */
+  access?: Access;
+  /** The body's key for the items, e.g. `agents`. */
+  plural: string;
+  /** The 200 response's description, e.g. "A page of agents". */
+  pageDescription: string;
+  itemSchema: JsonSchema;
+  page(tx: TenantTx, tenantId: string, query: PageQuery): Promise<Page<Row>>;
+  toJson(row: Row): unknown;
+}): Operation<Record<string, never>, PageQuery> {
+  return defineOperation<Record<string, never>, PageQuery>({
+    operationId: list.operationId,
+    method: 'get',
+    path: list.path,
+    tag: list.tag,
+    summary: list.summary,
+    access: list.access ?? 'key',
+    query: pageQuery,
+    responses: { 200: { description: list.pageDescription, schema: listOf(list.plural, list.itemSchema) } },
+    handler: async ({ query, caller, tenant }) => {
+      const { items, nextCursor } = await tenant((tx) => list.page(tx, caller.tenantId, query));
+      return { status: 200, body: { [list.plural]: items.map((row) => list.toJson(row)), next_cursor: nextCursor } };
+    },
+  });
+}

@@ -1,0 +1,26 @@
+/**
+ * Runs one of the platform's long-lived processes (the API, a worker, `npm start`): `start` brings it up
+ * and answers how to stop it. SIGINT or SIGTERM stops it once and exits 0; a start that fails exits 1
+ * with the reason.
+ */
+export function runProcess(label: string, start: () => Promise<() => Promise<void>>): void {
+  start().then(
+    (stop) => {
+      let stopping = false;
+      const shutdown = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        console.log(`[${label}] ${signal}: stopping...`);
+        await stop();
+        console.log(`[${label}] stopped`);
+        process.exit(0);
+      };
+      process.on('SIGINT', () => void shutdown('SIGINT'));
+      process.on('SIGTERM', () => void shutdown('SIGTERM'));
+    },
+    (err: unknown) => {
+      console.error(`[${label}] failed to start:`, err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
+}
