@@ -8,6 +8,7 @@ import {
   proxyActivities,
   setHandler,
   startChild,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { Guardrail } from '../activities/guardrails/types.js';
@@ -26,7 +27,7 @@ import {
   type AnswerArgs,
 } from './agent-run-api.js';
 import { archiveRunHistory } from './archive-run-history.js';
-import { ARCHIVE_RUN_HISTORY_TASK_QUEUE, archiveRunHistoryWorkflowId } from './archive-run-history-api.js';
+import { archiveRunHistoryWorkflowId } from './archive-run-history-api.js';
 import { failureMessageOf, failureTypeOf, innermostCause } from './failures.js';
 
 /** Short bookkeeping activities: database writes that should never take long. */
@@ -221,7 +222,7 @@ class AgentRun {
     await bookkeeping.finishRun({ ...this.ref, ...end, turns: this.turns });
     await startChild(archiveRunHistory, {
       workflowId: archiveRunHistoryWorkflowId(this.ref.runId),
-      taskQueue: ARCHIVE_RUN_HISTORY_TASK_QUEUE,
+      taskQueue: workflowInfo().taskQueue,
       args: [this.ref],
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });
