@@ -4,6 +4,8 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { expect } from 'chai';
 import type { RunRef } from '../activities/runs/types.js';
 import type { agentRun } from '../workflows/agent-run.js';
+import type { archiveRunHistory } from '../workflows/archive-run-history.js';
+import { archiveRunHistoryWorkflowId } from '../workflows/archive-run-history-api.js';
 import { AGENT_RUN_WORKFLOW_TYPE, agentRunFailure, answerUpdate, pendingQuestionQuery } from '../workflows/agent-run-api.js';
 import {
   ActivityLog,
@@ -72,10 +74,17 @@ describe('agentRun workflow', () => {
       executeTool: async () => ({ ok: true, result: { found: 'y' } }),
     });
 
-    const result = await env.withWorker(activities, async (taskQueue) => (await startRun(taskQueue, ref)).result());
+    const { result, archived } = await env.withWorker(activities, async (taskQueue) => {
+      const result = await (await startRun(taskQueue, ref)).result();
+      // The archiving child runs on the run's own task queue, so this worker and its mocks serve it too.
+      const archive = await env.start(async (client) => client.workflow.getHandle<typeof archiveRunHistory>(archiveRunHistoryWorkflowId(ref.runId)));
+      return { result, archived: await archive.result() };
+    });
 
     expect(result).to.deep.equal({ status: 'completed', output: 'the final answer' });
-    expect(log.names()).to.deep.equal(['beginRun', 'checkInput', 'callModel', 'executeTool', 'callModel', 'callModel', 'finishRun']);
+    expect(archived).to.equal(0);
+    expect(log.names()).to.deep.equal(['beginRun', 'checkInput', 'callModel', 'executeTool', 'callModel', 'callModel', 'finishRun', 'storeRunHistory']);
+    expect(log.inputsOf('storeRunHistory')).to.deep.equal([ref]);
     expect(log.inputsOf('checkInput')).to.deep.equal([{ ...ref, text: 'my secret-42', guardrails: [guardrail] }]);
     const [first, second, third] = log.inputsOf('callModel');
     expect(first!.messages).to.deep.equal([

@@ -231,7 +231,7 @@ class AgentRun {
 
 /** A guardrail's block carries the usage of the decision calls that made it (activities/guardrails/enforce.ts). */
 function guardrailTurnsOf(err: unknown): ModelTurnUsage[] {
-  if (failureTypeOf(err) !== 'GuardrailBlocked') return [];
+  if (failureTypeOf(err) !== ('GuardrailBlocked' satisfies AgentRunFailureType)) return [];
   const [turns] = (innermostCause(err) as { details?: unknown[] }).details ?? [];
   return Array.isArray(turns) ? (turns as ModelTurnUsage[]) : [];
 }

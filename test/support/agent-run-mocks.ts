@@ -88,8 +88,8 @@ export function decisionTurn(model: string): ModelTurnUsage {
 /**
  * Every bookkeeping activity the workflow calls on its way, answering `plan` and otherwise doing nothing;
  * a test overrides the ones it is about. `startRun` is left out on purpose: only replays of histories
- * older than `beginRun` may ask for it. `storeRunHistory` is there for an archiving child that runs on
- * the test's task queue (today it runs on the `runs` queue, the platform's).
+ * older than `beginRun` may ask for it. `storeRunHistory` serves the run's archiving child, which runs on
+ * the run's task queue: the test's.
  */
 export function bookkeepingMocks(plan: RunPlan): MockActivities {
   return {
