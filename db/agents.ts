@@ -1,6 +1,6 @@
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
-import { findByRef } from './refs.js';
+import { findByName, findByRef } from './refs.js';
 import type { Agent, AgentGraph, AgentVersion } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
@@ -26,6 +26,11 @@ function selectAgents(tx: TenantTx) {
 /** The agent `ref` names: by id, else by name (db/refs.ts). */
 export async function findAgent(tx: TenantTx, tenantId: string, ref: string): Promise<AgentRow | undefined> {
   return findByRef(selectAgents(tx), 'agents', tenantId, ref);
+}
+
+/** The agent named `name` (by name only: an upsert by name whose name is taken). */
+export async function findAgentByName(tx: TenantTx, tenantId: string, name: string): Promise<AgentRow | undefined> {
+  return findByName(selectAgents(tx), 'agents', tenantId, name);
 }
 
 export async function listAgentsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<AgentRow>> {

@@ -1,6 +1,6 @@
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
-import { findByRef } from './refs.js';
+import { findByName, findByRef } from './refs.js';
 import type { KnowledgeBase, KnowledgeGraphSettings } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
@@ -11,6 +11,11 @@ export type KnowledgeBaseWithCount = KnowledgeBase & { document_count: number };
 /** The knowledge base `ref` names: by id, else by name (db/refs.ts). */
 export async function findKnowledgeBase(tx: TenantTx, tenantId: string, ref: string): Promise<KnowledgeBase | undefined> {
   return findByRef(tx.selectFrom('knowledge_bases').selectAll(), 'knowledge_bases', tenantId, ref);
+}
+
+/** The knowledge base named `name` (by name only: an upsert by name whose name is taken). */
+export async function findKnowledgeBaseByName(tx: TenantTx, tenantId: string, name: string): Promise<KnowledgeBase | undefined> {
+  return findByName(tx.selectFrom('knowledge_bases').selectAll(), 'knowledge_bases', tenantId, name);
 }
 
 /** A page of knowledge bases, each with its number of documents. */

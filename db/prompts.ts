@@ -1,6 +1,6 @@
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
-import { findByRef } from './refs.js';
+import { findByName, findByRef } from './refs.js';
 import type { Prompt, PromptVersion } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
@@ -44,10 +44,19 @@ export async function findPrompt(tx: TenantTx, tenantId: string, ref: string): P
  * one prompt number their versions one after another.
  */
 export async function lockPrompt(tx: TenantTx, tenantId: string, ref: string): Promise<PromptWithCurrent | undefined> {
-  const prompt = await findByRef(tx.selectFrom('prompts').selectAll().forUpdate(), 'prompts', tenantId, ref);
+  return withCurrentVersion(tx, tenantId, await findByRef(tx.selectFrom('prompts').selectAll().forUpdate(), 'prompts', tenantId, ref));
+}
+
+/** The same by name only: an upsert by name whose name is taken. */
+export async function lockPromptByName(tx: TenantTx, tenantId: string, name: string): Promise<PromptWithCurrent | undefined> {
+  return withCurrentVersion(tx, tenantId, await findByName(tx.selectFrom('prompts').selectAll().forUpdate(), 'prompts', tenantId, name));
+}
+
+async function withCurrentVersion(tx: TenantTx, tenantId: string, prompt: Prompt | undefined): Promise<PromptWithCurrent | undefined> {
   if (!prompt) return undefined;
   const current = await findPromptVersion(tx, tenantId, prompt.id, prompt.version);
-  return { prompt, current: current! };
+  if (!current) throw new Error(`prompt ${prompt.id} has no row for its current version ${prompt.version}`);
+  return { prompt, current };
 }
 
 /** By name only: what a graph node's `prompt` names. */

@@ -27,6 +27,14 @@ export function findByRef<O>(query: RefQuery<O>, table: RefTable, tenantId: stri
     .executeTakeFirst();
 }
 
+/**
+ * The tenant's row of `table` named `name`, by name only: what an upsert by name must find when the name
+ * is taken, even when the name looks like another row's id.
+ */
+export function findByName<O>(query: RefQuery<O>, table: RefTable, tenantId: string, name: string): Promise<O | undefined> {
+  return query.where(sql.ref(`${table}.tenant_id`), '=', tenantId).where(sql.ref(`${table}.name`), '=', name).executeTakeFirst();
+}
+
 /** Many refs in one query, with the same precedence: each ref that names a row, mapped to that row. */
 export async function findAllByRef<O extends { id: string; name: string }>(
   query: RefQuery<O>,

@@ -179,8 +179,9 @@ describe('agentRun workflow', () => {
     const log = new ActivityLog();
     const activities = log.record({
       ...bookkeepingMocks(plan),
+      // Thrown retryable on purpose: the workflow's retry policy alone must keep a block from being retried.
       checkInput: async () => {
-        throw agentRunFailure('GuardrailBlocked', "blocked by guardrail 'on-topic'", [decisions]);
+        throw ApplicationFailure.create({ type: 'GuardrailBlocked', message: "blocked by guardrail 'on-topic'", details: [decisions] });
       },
       callModel: async () => textTurn('never'),
     });

@@ -27,6 +27,16 @@ describe('agents', () => {
     expect((await call('GET', '/v1/agents/nope', { key })).status).to.equal(404);
   });
 
+  it('finds an existing agent by its name alone when creating, even a name that spells another agent’s id', async () => {
+    const first = (await call('POST', '/v1/agents', { key, body: { name: 'first' } })).body.agent;
+    const second = (await call('POST', '/v1/agents', { key, body: { name: first.id } })).body.agent;
+    const again = await call('POST', '/v1/agents', { key, body: { name: first.id } });
+    expect(again.status).to.equal(200);
+    expect(again.body.agent).to.deep.equal(second);
+    // As a ref, the id wins (docs/decisions.md, "Names as references").
+    expect((await call('GET', `/v1/agents/${first.id}`, { key })).body.agent.id).to.equal(first.id);
+  });
+
   it('renames and re-describes with PATCH, and answers 409 when the new name is taken', async () => {
     const one = (await call('POST', '/v1/agents', { key, body: { name: 'one' } })).body.agent;
     await call('POST', '/v1/agents', { key, body: { name: 'two' } });

@@ -54,6 +54,11 @@ describe('knowledge', function () {
     const second = (await call('POST', '/v1/knowledge', { key, body: { name: first.id } })).body.knowledge_base;
     expect((await call('PATCH', `/v1/knowledge/${first.id}`, { key, body: { description: 'first' } })).body.knowledge_base).to.include({ id: first.id, name: 'by-ref' });
     expect((await call('PATCH', `/v1/knowledge/${second.id}`, { key, body: { description: 'second' } })).body.knowledge_base).to.include({ id: second.id, name: first.id });
+    // Creating by a taken name answers the row of that name, never the row whose id it spells.
+    const again = await call('POST', '/v1/knowledge', { key, body: { name: first.id } });
+    expect(again.status).to.equal(200);
+    expect(again.body).to.deep.include({ created: false });
+    expect(again.body.knowledge_base).to.include({ id: second.id, name: first.id });
     await call('DELETE', `/v1/knowledge/${second.id}`, { key });
     await call('DELETE', `/v1/knowledge/${first.id}`, { key });
   });

@@ -29,6 +29,15 @@ describe('prompts', () => {
     expect(edited.body.prompt).to.include({ id: created.body.prompt.id, version: 2, template: 'Hi {{name}}!', model: 'scripted' });
   });
 
+  it('versions the prompt of that name when upserting, even a name that spells another prompt’s id', async () => {
+    const first = (await call('POST', '/v1/prompts', { key, body: { name: 'first', template: 'one' } })).body.prompt;
+    const second = (await call('POST', '/v1/prompts', { key, body: { name: first.id, template: 'two' } })).body.prompt;
+    const edited = await call('POST', '/v1/prompts', { key, body: { name: first.id, template: 'two, edited' } });
+    expect(edited.status).to.equal(200);
+    expect(edited.body.prompt).to.include({ id: second.id, name: first.id, version: 2, template: 'two, edited' });
+    expect((await call('GET', `/v1/prompts/${first.id}`, { key })).body.prompt).to.include({ id: first.id, version: 1, template: 'one' });
+  });
+
   it('bumps the version on PATCH of template, description or model, but not on a rename alone', async () => {
     await call('POST', '/v1/prompts', { key, body: { name: 'p', template: 'v1' } });
     const renamed = await call('PATCH', '/v1/prompts/p', { key, body: { name: 'q' } });

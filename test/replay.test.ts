@@ -12,8 +12,13 @@ import { testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
 import { TASK_QUEUES } from '../workflows/task-queues.js';
 
-/** A real run's history, committed so that a non-deterministic change to agentRun fails this suite. */
-const FIXTURE = path.resolve('test/fixtures/agent-run-history.json');
+/** Real runs' histories, committed so that a non-deterministic change to agentRun fails this suite. */
+const FIXTURES_DIR = path.resolve('test/fixtures');
+/** Where RECORD_HISTORY_FIXTURE writes the newest recording; older fixtures stay, so old histories keep replaying. */
+const FIXTURE = path.join(FIXTURES_DIR, 'agent-run-history.json');
+/** Recorded before `startRun` became `beginRun` (the `begin-run` patch): what in-flight and stored runs of that time look like. */
+const PRE_PATCH_FIXTURE = path.join(FIXTURES_DIR, 'agent-run-history-before-begin-run.json');
+const HISTORY_FIXTURES = fs.readdirSync(FIXTURES_DIR).filter((name) => /^agent-run-history.*\.json$/.test(name)).sort();
 const DRIFTED_WORKFLOWS = fileURLToPath(new URL('./fixtures/drifted-workflows/index.js', import.meta.url));
 /** What the API process (api/server.ts) is made of, short of starting it. */
 const API_MODULES = ['../api/app.js', '../api/deps.js'].map((module) => fileURLToPath(new URL(module, import.meta.url)));
@@ -121,15 +126,19 @@ describe('replay', () => {
     expect(loaded.filter((url) => url.includes('@temporalio/worker') || url.includes('/dist/workers/'))).to.deep.equal([]);
   });
 
-  it('replays the committed history fixture against the current workflow code', async () => {
-    const history = historyFromJSON(JSON.parse(fs.readFileSync(FIXTURE, 'utf8')));
-    await Worker.runReplayHistory({ workflowBundle: await testPlatform().workflowBundle() }, history);
-  });
+  for (const fixture of HISTORY_FIXTURES) {
+    it(`replays the committed history fixture ${fixture} against the current workflow code`, async () => {
+      const history = historyFromJSON(JSON.parse(fs.readFileSync(path.join(FIXTURES_DIR, fixture), 'utf8')));
+      await Worker.runReplayHistory({ workflowBundle: await testPlatform().workflowBundle() }, history);
+    });
+  }
 
-  it('catches a non-deterministic change: the fixture fails against an altered workflow', async () => {
-    const history = historyFromJSON(JSON.parse(fs.readFileSync(FIXTURE, 'utf8')));
+  it('catches a non-deterministic change: a fixture fails against an altered workflow where it alters it', async () => {
+    const history = historyFromJSON(JSON.parse(fs.readFileSync(PRE_PATCH_FIXTURE, 'utf8')));
     const drifted = await bundleWorkflowCode({ workflowsPath: DRIFTED_WORKFLOWS, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
     const error = await Worker.runReplayHistory({ workflowBundle: drifted }, history).then(() => undefined, (err: Error) => err);
     expect(error?.name).to.equal('DeterminismViolationError');
+    // The drifted code matches the history up to its first model turn, and differs exactly there.
+    expect(error?.message).to.match(/'callModel'.*'finishRun'/);
   });
 });

@@ -2,6 +2,7 @@ import {
   addAgentVersion,
   deleteAgentById,
   findAgent,
+  findAgentByName,
   insertAgentIfNew,
   listAgentsPage,
   listVersionsOfAgent,
@@ -129,8 +130,8 @@ export const createAgent = defineOperation<Record<string, never>, unknown, { nam
   handler: async ({ body, caller, tenant }) => {
     const { agent, created } = await tenant(async (tx) => {
       const insertedId = await insertAgentIfNew(tx, caller.tenantId, { name: body.name, description: body.description ?? null });
-      const ref = insertedId ?? body.name;
-      return { agent: orNotFound(await findAgent(tx, caller.tenantId, ref), 'agent', ref), created: insertedId !== undefined };
+      const agent = insertedId ? await findAgent(tx, caller.tenantId, insertedId) : await findAgentByName(tx, caller.tenantId, body.name);
+      return { agent: orNotFound(agent, 'agent', body.name), created: insertedId !== undefined };
     });
     return { status: created ? 201 : 200, body: { agent: agentJson(agent), created } };
   },

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import {
   deleteKnowledgeBaseById,
   findKnowledgeBase,
+  findKnowledgeBaseByName,
   insertKnowledgeBaseIfNew,
   listKnowledgeBasesPage,
   updateKnowledgeBaseById,
@@ -143,7 +144,8 @@ export const createKnowledgeBase = defineOperation<Record<string, never>, unknow
   handler: async ({ body, caller, tenant }) => {
     const { kb, created } = await tenant(async (tx) => {
       const inserted = await insertKnowledgeBaseIfNew(tx, caller.tenantId, { name: body.name, description: body.description ?? null, graph: body.graph ?? null });
-      return { kb: inserted ?? (await knowledgeBaseOr404(tx, caller.tenantId, body.name)), created: Boolean(inserted) };
+      const kb = inserted ?? orNotFound(await findKnowledgeBaseByName(tx, caller.tenantId, body.name), 'knowledge base', body.name);
+      return { kb, created: Boolean(inserted) };
     });
     return { status: created ? 201 : 200, body: { knowledge_base: kbJson(kb), created } };
   },

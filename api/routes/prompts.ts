@@ -9,6 +9,7 @@ import {
   listPromptsPage,
   listVersionsOfPrompt,
   lockPrompt,
+  lockPromptByName,
   renamePrompt,
   type PromptContent,
 } from '../../db/prompts.js';
@@ -135,7 +136,7 @@ export const upsertPrompt = defineOperation<Record<string, never>, unknown, { na
     const { prompt, current, created } = await tenant(async (tx) => {
       const inserted = await insertPromptIfNew(tx, caller.tenantId, body.name, content);
       if (inserted) return { ...inserted, created: true };
-      const found = orNotFound(await lockPrompt(tx, caller.tenantId, body.name), 'prompt', body.name);
+      const found = orNotFound(await lockPromptByName(tx, caller.tenantId, body.name), 'prompt', body.name);
       return { ...(await addPromptVersionIfChanged(tx, found, content)), created: false };
     });
     return { status: created ? 201 : 200, body: { prompt: promptJson(prompt, current), created } };

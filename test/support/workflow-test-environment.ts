@@ -59,6 +59,8 @@ export class WorkflowTestEnvironment {
       // heartbeat timeout), a cancelled one hears of it at once.
       maxHeartbeatThrottleInterval: '50 milliseconds',
       defaultHeartbeatThrottleInterval: '50 milliseconds',
+      // A test that fails while a mock waits on a gate must not wait for that activity at shutdown.
+      shutdownForceTime: '2 seconds',
     });
     // Leftovers end while the worker still runs, so a child on this task queue can still finish.
     return worker.runUntil(async () => {

@@ -10,7 +10,7 @@ export const knowledgeSearch: ActivityBuiltinTool = {
     let kbId: string | undefined;
     if (typeof args.kb === 'string') {
       kbId = await context.findKnowledgeBase(args.kb);
-      if (!kbId) throw new Error(`no knowledge base '${args.kb}'`);
+      if (!kbId) throw new Error(`no knowledge base named '${args.kb}'`);
     }
     const hits = await context.searchKnowledge({ query: requireString(args, 'query'), kbId, k: toolK(args) });
     return { hits: hits.map((h) => ({ content: h.content, document_id: h.document_id, title: h.title, kb: h.kb, similarity: h.similarity })) };
