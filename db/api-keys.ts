@@ -26,7 +26,7 @@ export function hashApiKey(key: string): string {
 
 /** Stores a new key for the tenant and returns the record with the plaintext key, shown only this once. */
 export async function insertApiKey(
-  tx: TenantTx | Db,
+  tx: TenantTx,
   tenantId: string,
   kind: ApiKeyKind,
   name: string | null = null,

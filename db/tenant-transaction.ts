@@ -5,8 +5,14 @@ import type { Database } from './schema.js';
 /** The database role tenant-scoped transactions switch to. It has no BYPASSRLS and owns no table. */
 export const TENANT_ROLE = 'agent_platform_tenant';
 
-/** A transaction that sees one tenant's rows only (see withTenant). */
-export type TenantTx = Transaction<Database>;
+declare const tenantScoped: unique symbol;
+
+/**
+ * A transaction that sees one tenant's rows only. Only `withTenant` makes one: the brand keeps a plain
+ * transaction (which runs as the owner role, past row-level security) from being passed where a
+ * tenant-scoped one is meant.
+ */
+export type TenantTx = Transaction<Database> & { readonly [tenantScoped]: true };
 
 /**
  * Runs `work` in a transaction that can see only `tenantId`'s rows.
@@ -19,6 +25,6 @@ export async function withTenant<T>(db: Db, tenantId: string, work: (tx: TenantT
   return db.transaction().execute(async (tx) => {
     await sql.raw(`set local role ${TENANT_ROLE}`).execute(tx);
     await sql`select set_config('app.tenant_id', ${tenantId}, true)`.execute(tx);
-    return work(tx);
+    return work(tx as TenantTx);
   });
 }

@@ -19,8 +19,8 @@ export async function listToolsPage(tx: TenantTx, tenantId: string, pageQuery: P
 }
 
 /**
- * Creates the tool, or replaces the definition of the one with this name. The existing row is locked
- * (`select … for update`) between reading and replacing it.
+ * Creates the tool, or replaces the definition of the one with this name. The insert gives way on the
+ * name's unique key, so concurrent saves of a new name create it once and the others replace it.
  */
 export async function saveTool(tx: TenantTx, tenantId: string, name: string, definition: ToolDefinition): Promise<{ tool: Tool; created: boolean }> {
   const values = {
@@ -28,23 +28,21 @@ export async function saveTool(tx: TenantTx, tenantId: string, name: string, def
     http: definition.http ? JSON.stringify(definition.http) : null,
     mcp: definition.mcp ? JSON.stringify(definition.mcp) : null,
   };
-  const existing = await tx.selectFrom('tools').select('id').where('tenant_id', '=', tenantId).where('name', '=', name).forUpdate().executeTakeFirst();
-  if (existing) {
-    const tool = await tx
-      .updateTable('tools')
-      .set({ ...values, updated_at: new Date() })
-      .where('id', '=', existing.id)
-      .where('tenant_id', '=', tenantId)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return { tool, created: false };
-  }
-  const tool = await tx
+  const inserted = await tx
     .insertInto('tools')
     .values({ id: newId('tool'), tenant_id: tenantId, name, ...values })
+    .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (inserted) return { tool: inserted, created: true };
+  const tool = await tx
+    .updateTable('tools')
+    .set({ ...values, updated_at: new Date() })
+    .where('tenant_id', '=', tenantId)
+    .where('name', '=', name)
     .returningAll()
     .executeTakeFirstOrThrow();
-  return { tool, created: true };
+  return { tool, created: false };
 }
 
 /** The tools a graph's refs name (by id, else by name: db/refs.ts); refs that name no tool are absent. */

@@ -33,6 +33,15 @@ describe('tool catalog', () => {
     expect(JSON.stringify(listed.body)).to.not.include('secret');
   });
 
+  it('creates a new name once when saved concurrently: one 201, the rest 200 with the same tool', async () => {
+    // On Postgres, saves that both find no row used to race to the unique key (a 500); PGlite serializes them.
+    const saves = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => call('POST', '/v1/tools', { key, body: { name: 'racy', kind: 'builtin', builtin: 'calculator', description: `save ${i}` } })),
+    );
+    expect(saves.map((r) => r.status).sort()).to.deep.equal([...Array(23).fill(200), 201]);
+    expect(new Set(saves.map((r) => r.body.tool.id)).size).to.equal(1);
+  });
+
   it('rejects unknown built-in keys, missing or foreign settings, and bad HTTP templates with 400', async () => {
     const bad: Array<Record<string, unknown>> = [
       { name: 'x', kind: 'builtin', builtin: 'teleport' },
