@@ -29,7 +29,7 @@ export interface OperationContext<Params, Query, Body> {
   koa: Koa.Context;
   /** The authenticated caller; operations with `access: 'public'` must not read it. */
   caller: Caller;
-  /** Runs `work` in a transaction that sees only the caller's tenant (see db/tenant.ts). */
+  /** Runs `work` in a transaction that sees only the caller's tenant (see db/tenant-transaction.ts). */
   tenant<T>(work: (tx: TenantTx) => Promise<T>): Promise<T>;
 }
 

@@ -211,7 +211,7 @@ async function runIngest(): Promise<BenchmarkResult> {
   }
 }
 
-/** What embedDocument (activities/knowledge.ts) embeds for a chunk: its heading path, then its content. */
+/** What embedDocument (activities/knowledge/search.ts) embeds for a chunk: its heading path, then its content. */
 function embeddingText(headingPath: string[], content: string): string {
   return headingPath.length ? `${headingPath.join(' > ')}\n\n${content}` : content;
 }

@@ -20,7 +20,7 @@ import { sampleSentences, seededRandom } from './sentences.js';
  * Postgres only (DATABASE_URL): PGlite is not what this figure is about; without DATABASE_URL the
  * benchmark records a skipped result and says why.
  *
- * THE QUERY is the one `searchKnowledge` (activities/knowledge.ts) builds for `mode: vector` with no
+ * THE QUERY is the one `searchKnowledge` (activities/knowledge/search.ts) builds for `mode: vector` with no
  * `kb` — chunks joined to their document and knowledge base, `where chunks.tenant_id = $1 order by
  * embedding <=> $q limit 5` — built with the same Kysely calls, inside `withTenant` (tenant
  * role, row-level security, app.tenant_id) after `tuneVectorSearch` (hnsw.ef_search = 100,

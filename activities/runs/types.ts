@@ -61,7 +61,7 @@ export interface ModelTurnInput extends RunRef {
   script: ScriptTurn[] | null;
   scriptPosition: number;
   temperature: number | null;
-  /** Checked against the turn's text before any of it reaches a client (see activities/call-model.ts). */
+  /** Checked against the turn's text before any of it reaches a client (see activities/models/call-model.ts). */
   outputGuardrails: Guardrail[];
 }
 

@@ -11,6 +11,7 @@ import {
 } from '../../db/agents.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { AgentGraph, AgentVersion } from '../../db/schema.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
 import { ApiError, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
@@ -96,6 +97,11 @@ function versionJson(version: AgentVersion) {
     graph: version.graph,
     created_at: version.created_at.toISOString(),
   };
+}
+
+/** The agent `ref` names (id first, then name), or 404: what every operation on an agent starts with. */
+export async function agentOr404(tx: TenantTx, tenantId: string, ref: string): Promise<AgentRow> {
+  return orNotFound(await findAgent(tx, tenantId, ref), 'agent', ref);
 }
 
 export const listAgents = defineListOperation({
@@ -191,9 +197,9 @@ export const updateAgent = defineOperation<{ id: string }, unknown, { name?: str
   handler: async ({ params, body, caller, tenant }) => {
     try {
       const agent = await tenant(async (tx) => {
-        const current = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
+        const current = await agentOr404(tx, caller.tenantId, params.id);
         await updateAgentById(tx, caller.tenantId, current.id, body);
-        return orNotFound(await findAgent(tx, caller.tenantId, current.id), 'agent', current.id);
+        return await agentOr404(tx, caller.tenantId, current.id);
       });
       return { status: 200, body: { agent: agentJson(agent) } };
     } catch (err) {
@@ -215,7 +221,7 @@ export const deleteAgent = defineOperation<{ id: string }>({
   responses: { 200: { description: 'Deleted', schema: deletionResult } },
   handler: async ({ params, caller, tenant }) => {
     const agent = await tenant(async (tx) => {
-      const found = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
+      const found = await agentOr404(tx, caller.tenantId, params.id);
       await deleteAgentById(tx, caller.tenantId, found.id);
       return found;
     });
@@ -257,7 +263,7 @@ export const listAgentVersions = defineOperation<{ id: string }>({
   },
   handler: async ({ params, caller, tenant }) => {
     const { agent, versions } = await tenant(async (tx) => {
-      const found = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
+      const found = await agentOr404(tx, caller.tenantId, params.id);
       return { agent: found, versions: await listVersionsOfAgent(tx, caller.tenantId, found.id) };
     });
     const current = currentVersion(versions);
@@ -301,7 +307,7 @@ export const createAgentVersion = defineOperation<{ id: string }, unknown, { gra
   handler: async ({ params, body, caller, tenant }) => {
     assertUniqueNodeIds(body.graph);
     const version = await tenant(async (tx) => {
-      const agent = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
+      const agent = await agentOr404(tx, caller.tenantId, params.id);
       return addAgentVersion(tx, caller.tenantId, agent.id, body.graph, body.publish !== false);
     });
     return { status: 201, body: { version: versionJson(version) } };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { findAgent } from '../../db/agents.js';
+import { agentOr404 } from './agents.js';
 import type { PageQuery } from '../../db/page.js';
 import { hasRunHistory } from '../../db/run-histories.js';
 import { listRunSteps } from '../../db/run-steps.js';
@@ -51,7 +51,7 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
     // Counted in a transaction of its own, so refused requests count too.
     const rateHeaders = await tenant((tx) => takeRateLimitToken(tx, caller.tenantId, caller.keyId, RUN_RATE_LIMIT));
     const run = await tenant(async (tx) => {
-      const agent = orNotFound(await findAgent(tx, caller.tenantId, params.id), 'agent', params.id);
+      const agent = await agentOr404(tx, caller.tenantId, params.id);
       const newRun = { tenantId: caller.tenantId, agentId: agent.id, input: body.input, threadId: body.thread_id, source: 'api' as const };
       const queued = await createQueuedRun(tx, newRun);
       if (queued.queued) return { ...newRun, runId: queued.runId, threadId: queued.threadId };
@@ -134,7 +134,7 @@ function runListQuery(withAgentFilter: boolean): JsonSchema {
 async function listRuns({ query, caller, tenant }: OperationContext<unknown, RunListQuery, unknown>, agentRef?: string) {
   const { items, nextCursor } = await tenant(async (tx) => {
     const ref = agentRef ?? query.agent;
-    const agentId = ref ? orNotFound(await findAgent(tx, caller.tenantId, ref), 'agent', ref).id : undefined;
+    const agentId = ref ? (await agentOr404(tx, caller.tenantId, ref)).id : undefined;
     return listRunsPage(tx, caller.tenantId, { agentId, source: query.source }, query);
   });
   return { status: 200, body: { runs: items.map(runJson), next_cursor: nextCursor } };

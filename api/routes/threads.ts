@@ -1,4 +1,4 @@
-import { findAgent } from '../../db/agents.js';
+import { agentOr404 } from './agents.js';
 import { listThreadRuns } from '../../db/runs.js';
 import { findThread, listThreadsPage } from '../../db/threads.js';
 import { orNotFound } from '../errors.js';
@@ -50,7 +50,7 @@ export const listThreads = defineOperation<Record<string, never>, { agent: strin
   responses: { 200: { description: 'A page of thread summaries', schema: listOf('threads', summarySchema) } },
   handler: async ({ query, caller, tenant }) => {
     const { items, nextCursor } = await tenant(async (tx) => {
-      const agent = orNotFound(await findAgent(tx, caller.tenantId, query.agent), 'agent', query.agent);
+      const agent = await agentOr404(tx, caller.tenantId, query.agent);
       return listThreadsPage(tx, caller.tenantId, agent.id, query);
     });
     return {
@@ -92,7 +92,7 @@ export const getThread = defineOperation<{ threadId: string }, { agent: string }
   },
   handler: async ({ params, query, caller, tenant }) => {
     const { thread, runs } = await tenant(async (tx) => {
-      const agent = orNotFound(await findAgent(tx, caller.tenantId, query.agent), 'agent', query.agent);
+      const agent = await agentOr404(tx, caller.tenantId, query.agent);
       const thread = orNotFound(await findThread(tx, caller.tenantId, agent.id, params.threadId), 'thread', params.threadId);
       return { thread, runs: await listThreadRuns(tx, caller.tenantId, thread.id) };
     });
