@@ -35,9 +35,12 @@ export async function insertDocument(tx: TenantTx, tenantId: string, kbId: strin
     .executeTakeFirstOrThrow();
 }
 
-/** accepted → queued, once its conversion is started; undefined when it had already moved on. */
+/**
+ * accepted → queued, once its conversion is started. Answers the document as it now stands: a fast
+ * conversion may already have moved it on to converting or ready, and that is what the caller should see.
+ */
 export async function markDocumentQueued(tx: TenantTx, tenantId: string, documentId: string): Promise<DocumentListing | undefined> {
-  return tx
+  const queued = await tx
     .updateTable('documents')
     .set({ status: 'queued', updated_at: new Date() })
     .where('id', '=', documentId)
@@ -45,6 +48,7 @@ export async function markDocumentQueued(tx: TenantTx, tenantId: string, documen
     .where('status', '=', 'accepted')
     .returning(LISTING_COLUMNS)
     .executeTakeFirst();
+  return queued ?? tx.selectFrom('documents').select(LISTING_COLUMNS).where('id', '=', documentId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
 /** Deletes the document (its chunks go with it); answers its id, or undefined when the knowledge base has no such document. */
