@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps.js';
+import { evalActivities } from './evals/activities.js';
 import { guardrailActivities } from './guardrails/activities.js';
 import { healthActivities } from './health/activities.js';
 import { knowledgeActivities } from './knowledge/activities.js';
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...toolActivities(deps),
     ...guardrailActivities(deps),
     ...knowledgeActivities(deps),
+    ...evalActivities(deps),
   };
 }
 

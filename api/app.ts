@@ -8,6 +8,8 @@ import { oauthRoutes } from './oauth/router.js';
 import { buildRouter } from './router.js';
 import agents from './routes/agents.js';
 import apiKeys from './routes/api-keys.js';
+import evalSuites from './routes/eval-suites.js';
+import experiments from './routes/experiments.js';
 import health from './routes/health.js';
 import { openApiOperation } from './routes/openapi.js';
 import guardrails from './routes/guardrails.js';
@@ -20,7 +22,7 @@ import tools from './routes/tools.js';
 
 /** Every operation the API serves, in the order the OpenAPI document lists them. */
 export function allOperations(): AnyOperation[] {
-  const operations: AnyOperation[] = [...health, ...agents, ...runs, ...threads, ...tools, ...prompts, ...guardrails, ...memory, ...knowledge, ...apiKeys];
+  const operations: AnyOperation[] = [...health, ...agents, ...runs, ...threads, ...tools, ...prompts, ...guardrails, ...memory, ...knowledge, ...evalSuites, ...experiments, ...apiKeys];
   operations.push(openApiOperation(() => operations));
   return operations;
 }

@@ -1,14 +1,18 @@
 import { Client, Connection } from '@temporalio/client';
 import type { OpenDatabase, Db } from '../db/database.js';
 import { sharedEmbedder, type Embedder } from '../activities/embedding/index.js';
-import { RunEventHub } from './run-event-hub.js';
+import { EventHub } from './event-hub.js';
+import { RUN_EVENTS_CHANNEL } from '../db/run-events.js';
+import { EXPERIMENT_EVENTS_CHANNEL } from '../db/experiment-events.js';
 
 /** What handlers reach beyond the request. */
 export interface AppDeps {
   db: Db;
   temporal: Client;
   /** Wakes run event streams when events are appended. */
-  events: RunEventHub;
+  events: EventHub;
+  /** Wakes experiment event streams the same way. */
+  experimentEvents: EventHub;
   /** The embedder for memory and knowledge (started on first use). */
   embedder: () => Embedder;
   publicUrl: string;
@@ -32,17 +36,21 @@ export async function createAppDeps(options: {
 }): Promise<OpenAppDeps> {
   const connection = await Connection.connect({ address: options.temporalAddress });
   const temporal = new Client({ connection, namespace: options.temporalNamespace });
-  let events: RunEventHub;
+  let events: EventHub | undefined;
+  let experimentEvents: EventHub;
   try {
-    events = await RunEventHub.start(options.database);
+    events = await EventHub.start(options.database, RUN_EVENTS_CHANNEL);
+    experimentEvents = await EventHub.start(options.database, EXPERIMENT_EVENTS_CHANNEL);
   } catch (err) {
+    await events?.close();
     await connection.close();
     throw err;
   }
   return {
-    deps: { db: options.database.db, temporal, events, embedder: sharedEmbedder, publicUrl: options.publicUrl },
+    deps: { db: options.database.db, temporal, events, experimentEvents, embedder: sharedEmbedder, publicUrl: options.publicUrl },
     async close() {
-      await events.close();
+      await events!.close();
+      await experimentEvents.close();
       await connection.close();
     },
   };

@@ -5,7 +5,7 @@ import { readRunEvents } from '../db/run-events.js';
 import { findRunStatus, TERMINAL_EVENTS } from '../db/runs.js';
 import type { RunEvent } from '../db/schema.js';
 import { withTenant } from '../db/tenant-transaction.js';
-import type { RunEventHub } from './run-event-hub.js';
+import type { EventHub } from './event-hub.js';
 import type { Reply } from './operation.js';
 
 /** `: ping` comments keep idle streams open through proxies; SSE_PING_INTERVAL_MS overrides the 15 s. */
@@ -23,6 +23,21 @@ export const SSE_HEADERS = {
   'X-Accel-Buffering': 'no',
 };
 
+/** An append-only event log a stream follows: events numbered 1, 2, 3… per id. */
+export interface EventLog<E extends LoggedEvent> {
+  hub: EventHub;
+  read(afterSeq: number): Promise<E[]>;
+  /** Whether the stream has nothing more to say after this event. */
+  endsAfter(event: E): boolean | Promise<boolean>;
+}
+
+export interface LoggedEvent {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
 /**
  * Streams a run's event log as Server-Sent Events from after `afterSeq`: every frame carries `id: <seq>`,
  * so a client that reconnects with Last-Event-ID gets exactly the rest. The stream ends after a terminal
@@ -30,11 +45,20 @@ export const SSE_HEADERS = {
  */
 export function streamRunEvents(
   koa: Koa.Context,
-  deps: { db: Db; events: RunEventHub },
+  deps: { db: Db; events: EventHub },
   tenantId: string,
   runId: string,
   afterSeq: number,
 ): Reply {
+  return streamEventLog(koa, runId, afterSeq, {
+    hub: deps.events,
+    read: (after) => readRunEvents(deps.db, tenantId, runId, after),
+    endsAfter: async (event: RunEvent) => TERMINAL_EVENTS.has(event.type) || (event.type === 'run.paused' && (await isPaused(deps.db, tenantId, runId))),
+  });
+}
+
+/** Streams any event log the same way: what runs and experiments share. */
+export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: string, afterSeq: number, log: EventLog<E>): Reply {
   const stream = new PassThrough();
   koa.req.socket.setTimeout(0);
   koa.req.socket.setNoDelay(true);
@@ -42,7 +66,7 @@ export function streamRunEvents(
   let wake: (() => void) | undefined;
   let notified = false;
   let closed = false;
-  const unsubscribe = deps.events.subscribe(runId, () => {
+  const unsubscribe = log.hub.subscribe(id, () => {
     notified = true;
     wake?.();
   });
@@ -67,17 +91,17 @@ export function streamRunEvents(
     let last = afterSeq;
     while (!closed) {
       notified = false;
-      const events = await readRunEvents(deps.db, tenantId, runId, last);
+      const events = await log.read(last);
       for (const event of events) {
         stream.write(frame(event));
         last = event.seq;
       }
       const final = events.at(-1);
-      if (final && (TERMINAL_EVENTS.has(final.type) || (final.type === 'run.paused' && (await isPaused(deps.db, tenantId, runId))))) break;
+      if (final && (await log.endsAfter(final))) break;
       if (events.length === 0) await waitForNews();
     }
   })()
-    .catch((err) => console.error(`[sse] stream of ${runId} failed:`, err))
+    .catch((err) => console.error(`[sse] stream of ${id} failed:`, err))
     .finally(() => {
       clearInterval(ping);
       unsubscribe();
@@ -87,7 +111,7 @@ export function streamRunEvents(
   return { status: 200, body: stream, headers: SSE_HEADERS };
 }
 
-function frame(event: RunEvent): string {
+function frame(event: LoggedEvent): string {
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify({ seq: event.seq, type: event.type, ...event.data, created_at: event.created_at.toISOString() })}\n\n`;
 }
 

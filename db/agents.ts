@@ -89,6 +89,17 @@ export async function findPublishedVersion(tx: TenantTx, tenantId: string, agent
     .executeTakeFirst();
 }
 
+/** The agent's version with this number, published or not. */
+export async function findAgentVersionByNumber(tx: TenantTx, tenantId: string, agentId: string, version: number): Promise<AgentVersion | undefined> {
+  return tx
+    .selectFrom('agent_versions')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .where('version', '=', version)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+}
+
 export async function findAgentVersion(tx: TenantTx, tenantId: string, versionId: string): Promise<AgentVersion | undefined> {
   return tx.selectFrom('agent_versions').selectAll().where('id', '=', versionId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }

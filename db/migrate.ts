@@ -5,6 +5,7 @@ import * as runs from './migrations/0002_runs.js';
 import * as promptsGuardrails from './migrations/0003_prompts_guardrails.js';
 import * as memoryKnowledge from './migrations/0004_memory_knowledge.js';
 import * as oauth from './migrations/0005_oauth.js';
+import * as evals from './migrations/0006_evals.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0003_prompts_guardrails': promptsGuardrails,
   '0004_memory_knowledge': memoryKnowledge,
   '0005_oauth': oauth,
+  '0006_evals': evals,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import { findPublishedVersion } from './agents.js';
+import { findAgentVersion, findPublishedVersion } from './agents.js';
 import { newId } from './ids.js';
 import type { Page, PageQuery } from './page.js';
 import { page } from './page.js';
 import { appendRunEvents, type RunEventType } from './run-events.js';
-import type { AgentVersion, GuardrailTripRecord, PendingQuestion, Run, RunError, RunPromptUse, RunStatus } from './schema.js';
+import type { AgentGraph, GuardrailTripRecord, PendingQuestion, Run, RunError, RunPromptUse, RunStatus } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 import { insertThread, touchThread } from './threads.js';
 
@@ -32,6 +32,15 @@ export interface NewRun {
   input: string;
   threadId?: string;
   source: RunSource;
+  /** An eval's run: its experiment and cell, and the variant's version and graph instead of the published version's. */
+  evalCell?: EvalCellRun;
+}
+
+export interface EvalCellRun {
+  experimentId: string;
+  cellId: string;
+  agentVersionId: string;
+  graph: AgentGraph;
 }
 
 export type QueuedRun =
@@ -44,7 +53,7 @@ export type QueuedRun =
  * `run.created` event.
  */
 export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<QueuedRun> {
-  const version = await findPublishedVersion(tx, run.tenantId, run.agentId);
+  const version = run.evalCell ? await findAgentVersion(tx, run.tenantId, run.evalCell.agentVersionId) : await findPublishedVersion(tx, run.tenantId, run.agentId);
   if (!version) return { queued: false, reason: 'no_published_version' };
 
   let threadId: string;
@@ -67,7 +76,10 @@ export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<Queued
       thread_id: threadId,
       status: 'queued',
       source: run.source,
-      model: entryModel(version),
+      experiment_id: run.evalCell?.experimentId ?? null,
+      cell_id: run.evalCell?.cellId ?? null,
+      graph_override: run.evalCell ? JSON.stringify(run.evalCell.graph) : null,
+      model: entryModel(run.evalCell?.graph ?? version.graph),
       input: run.input,
       output: null,
       error: null,
@@ -91,8 +103,7 @@ export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<Queued
 }
 
 /** The model of the graph's entry node, recorded on the queued run until the plan says otherwise. */
-function entryModel(version: AgentVersion): string | null {
-  const { graph } = version;
+function entryModel(graph: AgentGraph): string | null {
   const entryId = typeof graph.entry === 'string' ? graph.entry : graph.nodes[0]?.id;
   const model = graph.nodes.find((node) => node.id === entryId)?.model;
   return typeof model === 'string' ? model : null;

@@ -109,6 +109,10 @@ export interface RunsTable {
   cost_usd: string | null;
   duration_ms: number | null;
   last_event_seq: ColumnType<number, never, number>;
+  /** Set on an eval's runs: the experiment and cell it ran for, and its variant's graph. */
+  experiment_id: ColumnType<string | null, string | null | undefined, string | null>;
+  cell_id: ColumnType<string | null, string | null | undefined, string | null>;
+  graph_override: ColumnType<AgentGraph | null, string | null | undefined, string | null>;
   /** The prompt version each node used. */
   prompts: ColumnType<RunPromptUse[], never, string>;
   guardrail_trips: ColumnType<GuardrailTripRecord[], never, string>;
@@ -374,6 +378,121 @@ export interface OAuthRateHitsTable {
   at: Date;
 }
 
+/** A scorer entry as stored; activities/evals/scorers validates it before it is stored. */
+export interface StoredScorer {
+  type: string;
+  name?: string;
+  threshold?: number;
+  [field: string]: unknown;
+}
+
+export interface EvalSuitesTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  name: string;
+  description: string | null;
+  scorers: ColumnType<StoredScorer[], string, string>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface EvalCasesTable {
+  id: string;
+  tenant_id: string;
+  suite_id: string;
+  input: string;
+  expected: ColumnType<unknown, string | null, string | null>;
+  metadata: ColumnType<Record<string, unknown>, string, string>;
+  tags: ColumnType<string[], string, string>;
+  scorers: ColumnType<StoredScorer[] | null, string | null, string | null>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type ExperimentStatus = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
+export type CellStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+
+/** A variant as stored: what was asked for, and the version and graph its runs use. */
+export interface StoredVariant {
+  name: string;
+  agent_version?: number;
+  model?: string;
+  prompt?: { name: string; version?: number };
+  temperature?: number;
+  graph?: AgentGraph;
+  /** Resolved when the experiment is created. */
+  resolved: { agent_version_id: string; version: number; graph: AgentGraph };
+}
+
+export interface ExperimentsTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  suite_id: string;
+  suite_name: string;
+  name: string;
+  description: string | null;
+  variants: ColumnType<StoredVariant[], string, string>;
+  repeats: number;
+  concurrency: number;
+  primary_scorer: string | null;
+  baseline_experiment_id: string | null;
+  status: ExperimentStatus;
+  error: ColumnType<RunError | null, string | null, string | null>;
+  case_count: number;
+  cell_count: number;
+  last_event_seq: ColumnType<number, never, number>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  started_at: Date | null;
+  ended_at: Date | null;
+}
+
+export interface CellScore {
+  score: number;
+  passed: boolean;
+  reason: string;
+}
+
+export interface ExperimentCellsTable {
+  id: string;
+  tenant_id: string;
+  experiment_id: string;
+  seq: number;
+  case_id: string;
+  case_index: number;
+  variant_index: number;
+  repeat: number;
+  input: string;
+  expected: ColumnType<unknown, string | null, string | null>;
+  metadata: ColumnType<Record<string, unknown>, string, string>;
+  scorers: ColumnType<StoredScorer[], string, string>;
+  status: CellStatus;
+  run_id: string | null;
+  output: string | null;
+  scores: ColumnType<Record<string, CellScore> | null, string | null, string | null>;
+  passed: boolean | null;
+  latency_ms: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  cost_usd: string | null;
+  error: ColumnType<RunError | null, string | null, string | null>;
+  started_at: Date | null;
+  ended_at: Date | null;
+}
+
+export interface ExperimentEventsTable {
+  experiment_id: string;
+  seq: number;
+  tenant_id: string;
+  type: string;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  dedupe_key: string | null;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -395,6 +514,11 @@ export interface Database {
   chunks: ChunksTable;
   kb_entities: KbEntitiesTable;
   kb_relations: KbRelationsTable;
+  eval_suites: EvalSuitesTable;
+  eval_cases: EvalCasesTable;
+  experiments: ExperimentsTable;
+  experiment_cells: ExperimentCellsTable;
+  experiment_events: ExperimentEventsTable;
   users: UsersTable;
   memberships: MembershipsTable;
   user_sessions: UserSessionsTable;
@@ -414,6 +538,11 @@ export type Tenant = Selectable<TenantsTable>;
 export type Tool = Selectable<ToolsTable>;
 export type Thread = Selectable<ThreadsTable>;
 export type Run = Selectable<RunsTable>;
+export type EvalSuite = Selectable<EvalSuitesTable>;
+export type EvalCase = Selectable<EvalCasesTable>;
+export type Experiment = Selectable<ExperimentsTable>;
+export type ExperimentCell = Selectable<ExperimentCellsTable>;
+export type ExperimentEvent = Selectable<ExperimentEventsTable>;
 export type RunEvent = Selectable<RunEventsTable>;
 export type RunStep = Selectable<RunStepsTable>;
 export type Prompt = Selectable<PromptsTable>;

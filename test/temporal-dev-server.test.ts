@@ -14,7 +14,7 @@ describe('Temporal dev server configuration', () => {
     expect(flag('--port')).to.deep.equal(['17000']);
     expect(flag('--ui-port')).to.deep.equal(['18000']);
     expect(flag('--db-filename')).to.deep.equal(['/data/temporal.sqlite']);
-    expect(flag('--search-attribute')).to.have.members(['TenantId=Keyword', 'AgentId=Keyword', 'RunSource=Keyword']);
+    expect(flag('--search-attribute')).to.have.members(['TenantId=Keyword', 'AgentId=Keyword', 'RunSource=Keyword', 'ExperimentId=Keyword']);
     expect(flag('--dynamic-config-value')).to.include('frontend.enableUpdateWorkflowExecution=true');
     expect(startDevArgs({ ...config, db_file: null }, '/data')).to.not.include('--db-filename');
   });

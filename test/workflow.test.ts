@@ -22,7 +22,7 @@ describe('Temporal', () => {
     if (process.env.TEMPORAL_ADDRESS) this.skip(); // an external server is registered by its operator (README)
     const { temporal } = testPlatform();
     const { customAttributes } = await temporal.connection.operatorService.listSearchAttributes({ namespace: temporal.options.namespace });
-    for (const name of ['TenantId', 'AgentId', 'RunSource']) expect(customAttributes?.[name], name).to.equal(2); // 2 = Keyword
+    for (const name of ['TenantId', 'AgentId', 'RunSource', 'ExperimentId']) expect(customAttributes?.[name], name).to.equal(2); // 2 = Keyword
   });
 
   it('answers /readyz with both dependencies reachable', async () => {

@@ -2,5 +2,7 @@
 export { agentRun } from './agent-run.js';
 export { archiveRunHistory } from './archive-run-history.js';
 export { convertDocument } from './convert-document.js';
+export { experiment } from './experiment.js';
+export { experimentCell } from './experiment-cell.js';
 export { ping } from './ping.js';
 export { replayRun } from './replay-run.js';

@@ -8,3 +8,5 @@ import { SearchAttributeType, defineSearchAttributeKey } from '@temporalio/commo
 export const TenantIdAttribute = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
 export const AgentIdAttribute = defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD);
 export const RunSourceAttribute = defineSearchAttributeKey('RunSource', SearchAttributeType.KEYWORD);
+/** On an experiment's workflows and its runs' workflows. */
+export const ExperimentIdAttribute = defineSearchAttributeKey('ExperimentId', SearchAttributeType.KEYWORD);

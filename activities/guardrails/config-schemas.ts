@@ -118,7 +118,8 @@ const jsonSchema: JsonSchema = {
   },
 };
 
-const scriptTurn: JsonSchema = {
+/** One turn of a `scripted` model's script; also the script of an eval's scripted LLM judge. */
+export const scriptTurn: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {

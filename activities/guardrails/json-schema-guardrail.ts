@@ -59,7 +59,8 @@ interface SchemaValidator {
   errorsText: (errors: NonNullable<ValidateFunction['errors']>) => string;
 }
 
-const validatorFor = schemaCache((schema): SchemaValidator => {
+/** Shared with the eval `json_schema` scorer, which validates model output the same way. */
+export const validatorFor = schemaCache((schema): SchemaValidator => {
   // Unknown keywords are refused (a misspelt `required` would silently check nothing), but the
   // type-pedantic strict rules are not: a schema without `type` beside `properties` is fine.
   const ajv = addFormats.default(

@@ -23,9 +23,11 @@ export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
     if (!run) throw agentRunFailure('RunMissing', `run ${ref.runId} does not exist`);
     const version = await findAgentVersion(tx, ref.tenantId, run.agent_version_id);
     if (!version) throw new Error(`version ${run.agent_version_id} of run ${ref.runId} does not exist`);
-    const nodes = await resolveNodes(tx, ref.tenantId, version.graph);
+    // An eval's run follows its variant's graph (db/runs.ts EvalCellRun).
+    const graph = run.graph_override ?? version.graph;
+    const nodes = await resolveNodes(tx, ref.tenantId, graph);
     const history = await threadHistory(tx, ref.tenantId, run.thread_id, run.id);
-    const guardrails = await resolveGuardrails(tx, ref.tenantId, version.graph);
+    const guardrails = await resolveGuardrails(tx, ref.tenantId, graph);
     const prompts = nodes.flatMap((node) => (node.prompt ? [node.prompt] : []));
     await markRunRunning(tx, ref.tenantId, ref.runId, { prompts, model: nodes[0]!.model });
     await appendRunEvents(tx, ref.tenantId, ref.runId, [{ type: 'run.started', dedupeKey: 'run.started', data: { run_id: ref.runId } }]);

@@ -1,0 +1,104 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { findAgentVersionByNumber, findPublishedVersion } from '../../db/agents.js';
+import type { AgentGraph, StoredVariant } from '../../db/schema.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
+import { parseModelId } from '../models/model-id.js';
+import { MODEL_PROVIDERS } from '../models/provider.js';
+import { resolveNodes } from '../runs/plan.js';
+
+/**
+ * An experiment's variants, resolved once when it is created: each names what it changes of the agent
+ * (a version, a model, a prompt version, a temperature, or a whole graph), and becomes the exact version
+ * and graph its runs execute. Resolving runs the same checks a run's plan does (every node's model,
+ * prompt version and tools), so a variant that could not run is refused before anything starts.
+ */
+
+export interface VariantSpec {
+  name: string;
+  /** A version number of the agent; default: its published version. */
+  agent_version?: number;
+  /** `provider/model`, set on every node. */
+  model?: string;
+  /** A prompt (its current version, or `version`) set on every node. */
+  prompt?: { name: string; version?: number };
+  temperature?: number;
+  /** A whole graph in place of the version's. */
+  graph?: AgentGraph;
+}
+
+export interface VariantProblem {
+  field: string;
+  message: string;
+}
+
+export type ResolvedVariants = { variants: StoredVariant[] } | { problems: VariantProblem[] };
+
+export async function resolveVariants(tx: TenantTx, tenantId: string, agentId: string, specs: VariantSpec[], path: string): Promise<ResolvedVariants> {
+  const problems: VariantProblem[] = [];
+  const variants: StoredVariant[] = [];
+  const names = new Set<string>();
+  for (const [index, spec] of specs.entries()) {
+    const field = `${path}[${index}]`;
+    if (names.has(spec.name)) problems.push({ field: `${field}.name`, message: `repeats the variant name '${spec.name}'` });
+    names.add(spec.name);
+    const resolved = await resolveVariant(tx, tenantId, agentId, spec, field);
+    if ('problems' in resolved) problems.push(...resolved.problems);
+    else variants.push({ ...spec, resolved: resolved.resolved });
+  }
+  return problems.length > 0 ? { problems } : { variants };
+}
+
+async function resolveVariant(
+  tx: TenantTx,
+  tenantId: string,
+  agentId: string,
+  spec: VariantSpec,
+  field: string,
+): Promise<{ problems: VariantProblem[] } | { resolved: StoredVariant['resolved'] }> {
+  const version =
+    spec.agent_version === undefined ? await findPublishedVersion(tx, tenantId, agentId) : await findAgentVersionByNumber(tx, tenantId, agentId, spec.agent_version);
+  if (!version) {
+    const message = spec.agent_version === undefined ? 'the agent has no published version: name one with agent_version' : `the agent has no version ${spec.agent_version}`;
+    return { problems: [{ field: `${field}.agent_version`, message }] };
+  }
+  if (spec.model !== undefined) {
+    const problem = modelProblem(spec.model);
+    if (problem) return { problems: [{ field: `${field}.model`, message: problem }] };
+  }
+
+  const graph = applyOverrides(structuredClone(spec.graph ?? version.graph), spec);
+  const seen = new Set<string>();
+  for (const node of graph.nodes) {
+    if (seen.has(node.id)) return { problems: [{ field: `${field}.graph`, message: `duplicate node id '${node.id}'` }] };
+    seen.add(node.id);
+  }
+  try {
+    await resolveNodes(tx, tenantId, graph);
+  } catch (err) {
+    if (!(err instanceof ApplicationFailure)) throw err;
+    return { problems: [{ field, message: err.message }] };
+  }
+  return { resolved: { agent_version_id: version.id, version: version.version, graph } };
+}
+
+function modelProblem(model: string): string | undefined {
+  const id = parseModelId(model);
+  if (!(MODEL_PROVIDERS as readonly string[]).includes(id.provider)) return `'${model}' is not a model of a known provider (${MODEL_PROVIDERS.join(', ')})`;
+  if (id.provider !== 'scripted' && !id.model) return `'${model}' names no model: use '${id.provider}/<model>'`;
+  return undefined;
+}
+
+/** The variant's model, prompt and temperature, set on every node of the graph. */
+function applyOverrides(graph: AgentGraph, spec: VariantSpec): AgentGraph {
+  for (const node of graph.nodes) {
+    if (spec.model !== undefined) node.model = spec.model;
+    if (spec.temperature !== undefined) node.temperature = spec.temperature;
+    if (spec.prompt !== undefined) {
+      // A node's own prompt variables still fill the new prompt's template; a prompt replaces `system`.
+      const variables = typeof node.prompt === 'object' && node.prompt !== null ? (node.prompt as { variables?: unknown }).variables : undefined;
+      node.prompt = { name: spec.prompt.name, ...(spec.prompt.version !== undefined && { version: spec.prompt.version }), ...(variables !== undefined && { variables }) };
+      delete node.system;
+    }
+  }
+  return graph;
+}

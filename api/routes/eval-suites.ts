@@ -1,0 +1,349 @@
+import type { ScorerConfig } from '../../activities/evals/scorers/types.js';
+import { expectedProblems, scorerConfigProblems } from '../../activities/evals/scorers/validate.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { deleteCaseById, insertCases, listCasesPage, type NewCase } from '../../db/eval-cases.js';
+import { deleteSuiteById, findSuitesByRef, listSuitesPage, saveSuite, suiteNameTaken, updateSuite, type SuiteWithCount } from '../../db/eval-suites.js';
+import type { EvalCase, StoredScorer } from '../../db/schema.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
+import { ApiError, invalidRequest, notFound, orNotFound, type FieldError } from '../errors.js';
+import { defineOperation, type JsonSchema } from '../operation.js';
+import { deletionResult, listOf, pageQuery, refParams, timestamp } from '../schemas.js';
+import { agentOr404 } from './agents.js';
+
+const TAG = 'Evals';
+
+/** Cases one POST may add. */
+const MAX_CASES_PER_REQUEST = 1000;
+
+const suiteName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$', description: 'Unique per agent.' };
+const scorerList: JsonSchema = {
+  type: 'array',
+  maxItems: 20,
+  items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
+  description: 'Scorers (docs/evals.md): each `{"type", "name"?, "threshold"?, …its own fields}`.',
+};
+
+const suiteSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'agent_id', 'description', 'scorers', 'case_count', 'created_at', 'updated_at'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    agent_id: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    scorers: { type: 'array', items: { type: 'object' }, description: "The default scorers of the suite's cases." },
+    case_count: { type: 'integer' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
+const caseSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'suite_id', 'input', 'expected', 'metadata', 'tags', 'scorers', 'created_at', 'updated_at'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    suite_id: { type: 'string' },
+    input: { type: 'string' },
+    expected: { description: 'A string, a JSON object, or null.' },
+    metadata: { type: 'object' },
+    tags: { type: 'array', items: { type: 'string' } },
+    scorers: { type: ['array', 'null'], items: { type: 'object' }, description: "This case's scorers instead of the suite's; null: the suite's." },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
+const newCaseSchema: JsonSchema = {
+  type: 'object',
+  required: ['input'],
+  additionalProperties: false,
+  properties: {
+    input: { type: 'string', minLength: 1, maxLength: 100_000 },
+    expected: { anyOf: [{ type: 'string' }, { type: 'object' }, { type: 'null' }], description: 'A string, a JSON object, or null.' },
+    metadata: { type: 'object' },
+    tags: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 100 } },
+    scorers: scorerList,
+  },
+};
+
+function suiteJson(suite: SuiteWithCount) {
+  return {
+    id: suite.id,
+    name: suite.name,
+    agent_id: suite.agent_id,
+    description: suite.description,
+    scorers: suite.scorers,
+    case_count: suite.case_count,
+    created_at: suite.created_at.toISOString(),
+    updated_at: suite.updated_at.toISOString(),
+  };
+}
+
+function caseJson(c: EvalCase) {
+  return {
+    id: c.id,
+    suite_id: c.suite_id,
+    input: c.input,
+    expected: c.expected ?? null,
+    metadata: c.metadata,
+    tags: c.tags,
+    scorers: c.scorers,
+    created_at: c.created_at.toISOString(),
+    updated_at: c.updated_at.toISOString(),
+  };
+}
+
+/** 400 with every problem of a scorer list, each naming its field. */
+function assertScorers(scorers: unknown, field: string): StoredScorer[] {
+  const problems = scorerConfigProblems(scorers, field);
+  if (problems.length > 0) throw invalidRequest(`invalid scorers: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+  return scorers as StoredScorer[];
+}
+
+/**
+ * The one suite `ref` names (an id, or a name; `agentRef` narrows a name to one agent's suites): 404
+ * when none, 409 with `matching_ids` when the name is shared by several agents' suites.
+ */
+export async function suiteOr404(tx: TenantTx, tenantId: string, ref: string, agentRef?: string): Promise<SuiteWithCount> {
+  const agentId = agentRef === undefined ? undefined : (await agentOr404(tx, tenantId, agentRef)).id;
+  const suites = await findSuitesByRef(tx, tenantId, ref, agentId);
+  if (suites.length > 1) {
+    throw new ApiError('conflict', `suite name '${ref}' is used by ${suites.length} agents' suites; address one by id, or add ?agent=`, {
+      matching_ids: suites.map((s) => s.id),
+    });
+  }
+  return orNotFound(suites[0], 'suite', ref);
+}
+
+const suiteRefQuery: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { agent: { type: 'string', minLength: 1, description: 'The agent (id or name) whose suite a shared name means.' } },
+};
+
+/** The spec names the path parameter `ref`: a suite's id or name. */
+const suiteParams: JsonSchema = { type: 'object', required: ['ref'], properties: { ref: { type: 'string', minLength: 1, maxLength: 200 } } };
+
+const suiteBody: JsonSchema = { type: 'object', required: ['suite'], additionalProperties: false, properties: { suite: suiteSchema } };
+
+export const listSuites = defineOperation<Record<string, never>, { agent?: string; limit: number; cursor?: string }>({
+  operationId: 'listEvalSuites',
+  method: 'get',
+  path: '/v1/evals/suites',
+  tag: TAG,
+  summary: 'Eval suites, oldest first; `agent` filters by agent (id or name)',
+  access: 'key',
+  query: { ...pageQuery, properties: { ...(pageQuery.properties as object), agent: { type: 'string', minLength: 1 } } },
+  errors: ['not_found'],
+  responses: { 200: { description: 'A page of suites', schema: listOf('suites', suiteSchema) } },
+  handler: async ({ query, caller, tenant }) => {
+    const { items, nextCursor } = await tenant(async (tx) => {
+      const agentId = query.agent === undefined ? undefined : (await agentOr404(tx, caller.tenantId, query.agent)).id;
+      return listSuitesPage(tx, caller.tenantId, { agentId }, query);
+    });
+    return { status: 200, body: { suites: items.map(suiteJson), next_cursor: nextCursor } };
+  },
+});
+
+export const upsertSuite = defineOperation<Record<string, never>, unknown, { agent: string; name: string; description?: string | null; scorers?: unknown[] }>({
+  operationId: 'upsertEvalSuite',
+  method: 'post',
+  path: '/v1/evals/suites',
+  tag: TAG,
+  summary: "Create an agent's suite, or update the one it has with this name",
+  description: 'Upsert by (agent, name): 201 when created, 200 when the agent already had a suite of this name (the fields given replace its own).',
+  access: 'key',
+  body: {
+    type: 'object',
+    required: ['agent', 'name'],
+    additionalProperties: false,
+    properties: {
+      agent: { type: 'string', minLength: 1, description: 'The agent, by id or name.' },
+      name: suiteName,
+      description: { type: ['string', 'null'], maxLength: 10_000 },
+      scorers: scorerList,
+    },
+  },
+  errors: ['not_found'],
+  responses: {
+    201: { description: 'Created', schema: upsertResult() },
+    200: { description: 'The agent had a suite of this name; updated', schema: upsertResult() },
+  },
+  handler: async ({ body, caller, tenant }) => {
+    const scorers = body.scorers === undefined ? undefined : assertScorers(body.scorers, 'body.scorers');
+    const { suite, created } = await tenant(async (tx) => {
+      const agent = await agentOr404(tx, caller.tenantId, body.agent);
+      return saveSuite(tx, caller.tenantId, agent.id, body.name, { description: body.description, scorers });
+    });
+    return { status: created ? 201 : 200, body: { suite: suiteJson(suite), created } };
+  },
+});
+
+function upsertResult(): JsonSchema {
+  return { type: 'object', required: ['suite', 'created'], additionalProperties: false, properties: { suite: suiteSchema, created: { type: 'boolean' } } };
+}
+
+export const getSuite = defineOperation<{ ref: string }, { agent?: string }>({
+  operationId: 'getEvalSuite',
+  method: 'get',
+  path: '/v1/evals/suites/{ref}',
+  tag: TAG,
+  summary: 'One suite, by id or name (409 with `matching_ids` when several agents have a suite of that name)',
+  access: 'key',
+  params: suiteParams,
+  query: suiteRefQuery,
+  errors: ['not_found', 'conflict'],
+  responses: { 200: { description: 'The suite', schema: suiteBody } },
+  handler: async ({ params, query, caller, tenant }) => {
+    const suite = await tenant((tx) => suiteOr404(tx, caller.tenantId, params.ref, query.agent));
+    return { status: 200, body: { suite: suiteJson(suite) } };
+  },
+});
+
+export const updateSuiteOperation = defineOperation<{ ref: string }, { agent?: string }, { name?: string; description?: string | null; scorers?: unknown[] }>({
+  operationId: 'updateEvalSuite',
+  method: 'patch',
+  path: '/v1/evals/suites/{ref}',
+  tag: TAG,
+  summary: "Rename a suite, or change its description or default scorers",
+  access: 'key',
+  params: suiteParams,
+  query: suiteRefQuery,
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: { name: suiteName, description: { type: ['string', 'null'], maxLength: 10_000 }, scorers: scorerList },
+  },
+  errors: ['not_found', 'conflict'],
+  responses: { 200: { description: 'The updated suite', schema: suiteBody } },
+  handler: async ({ params, query, body, caller, tenant }) => {
+    const scorers = body.scorers === undefined ? undefined : assertScorers(body.scorers, 'body.scorers');
+    try {
+      const suite = await tenant(async (tx) => {
+        const current = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
+        if (body.name !== undefined && (await suiteNameTaken(tx, caller.tenantId, current.agent_id, body.name, current.id))) {
+          throw new ApiError('conflict', `the agent already has a suite named '${body.name}'`);
+        }
+        return updateSuite(tx, caller.tenantId, current.id, { name: body.name, description: body.description, scorers });
+      });
+      return { status: 200, body: { suite: suiteJson(suite) } };
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ApiError('conflict', `the agent already has a suite named '${body.name}'`);
+      throw err;
+    }
+  },
+});
+
+export const deleteSuite = defineOperation<{ ref: string }, { agent?: string }>({
+  operationId: 'deleteEvalSuite',
+  method: 'delete',
+  path: '/v1/evals/suites/{ref}',
+  tag: TAG,
+  summary: 'Delete a suite with its cases; finished experiments keep their results',
+  access: 'key',
+  params: suiteParams,
+  query: suiteRefQuery,
+  errors: ['not_found', 'conflict'],
+  responses: { 200: { description: 'Deleted', schema: deletionResult } },
+  handler: async ({ params, query, caller, tenant }) => {
+    const id = await tenant(async (tx) => {
+      const suite = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
+      await deleteSuiteById(tx, caller.tenantId, suite.id);
+      return suite.id;
+    });
+    return { status: 200, body: { deleted: true, id } };
+  },
+});
+
+export const listCases = defineOperation<{ ref: string }, { agent?: string; limit: number; cursor?: string }>({
+  operationId: 'listEvalCases',
+  method: 'get',
+  path: '/v1/evals/suites/{ref}/cases',
+  tag: TAG,
+  summary: "A suite's cases, oldest first",
+  access: 'key',
+  params: suiteParams,
+  query: { ...pageQuery, properties: { ...(pageQuery.properties as object), ...(suiteRefQuery.properties as object) } },
+  errors: ['not_found', 'conflict'],
+  responses: { 200: { description: 'A page of cases', schema: listOf('cases', caseSchema) } },
+  handler: async ({ params, query, caller, tenant }) => {
+    const { items, nextCursor } = await tenant(async (tx) => {
+      const suite = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
+      return listCasesPage(tx, caller.tenantId, suite.id, query);
+    });
+    return { status: 200, body: { cases: items.map(caseJson), next_cursor: nextCursor } };
+  },
+});
+
+type NewCaseBody = { input: string; expected?: unknown; metadata?: Record<string, unknown>; tags?: string[]; scorers?: unknown[] };
+
+export const addCases = defineOperation<{ ref: string }, { agent?: string }, NewCaseBody | { cases: NewCaseBody[] }>({
+  operationId: 'addEvalCases',
+  method: 'post',
+  path: '/v1/evals/suites/{ref}/cases',
+  tag: TAG,
+  summary: 'Add one case, or `{"cases": [...]}` (up to 1,000, all or nothing)',
+  description: 'Every case is checked first (its scorers, and that the expected value suits the scorers that read it); one bad case adds none.',
+  access: 'key',
+  params: suiteParams,
+  query: suiteRefQuery,
+  body: {
+    oneOf: [
+      newCaseSchema,
+      {
+        type: 'object',
+        required: ['cases'],
+        additionalProperties: false,
+        properties: { cases: { type: 'array', minItems: 1, maxItems: MAX_CASES_PER_REQUEST, items: newCaseSchema } },
+      },
+    ],
+  },
+  errors: ['not_found', 'conflict'],
+  responses: {
+    201: {
+      description: 'The cases added, in the order given',
+      schema: { type: 'object', required: ['cases'], additionalProperties: false, properties: { cases: { type: 'array', items: caseSchema } } },
+    },
+  },
+  handler: async ({ params, query, body, caller, tenant }) => {
+    const batch = 'cases' in body;
+    const given = batch ? body.cases : [body];
+    const added = await tenant(async (tx) => {
+      const suite = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
+      const cases = given.map((c, index) => checkedCase(c, suite.scorers, batch ? `body.cases[${index}]` : 'body'));
+      return insertCases(tx, caller.tenantId, suite.id, cases);
+    });
+    return { status: 201, body: { cases: added.map(caseJson) } };
+  },
+});
+
+/** The case as stored, or a 400 naming what is wrong with it. */
+function checkedCase(c: NewCaseBody, suiteScorers: StoredScorer[], path: string): NewCase {
+  const scorers = c.scorers === undefined ? null : assertScorers(c.scorers, `${path}.scorers`);
+  const problems: FieldError[] = expectedProblems((scorers ?? suiteScorers) as ScorerConfig[], c.expected ?? null, `${path}.expected`);
+  if (problems.length > 0) throw invalidRequest(`${path}: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
+  return { input: c.input, expected: c.expected ?? null, metadata: c.metadata ?? {}, tags: c.tags ?? [], scorers };
+}
+
+export const deleteCase = defineOperation<{ id: string }>({
+  operationId: 'deleteEvalCase',
+  method: 'delete',
+  path: '/v1/evals/cases/{id}',
+  tag: TAG,
+  summary: 'Delete a case; experiments keep their copy of it',
+  access: 'key',
+  params: refParams,
+  errors: ['not_found'],
+  responses: { 200: { description: 'Deleted', schema: deletionResult } },
+  handler: async ({ params, caller, tenant }) => {
+    const id = await tenant((tx) => deleteCaseById(tx, caller.tenantId, params.id));
+    if (!id) throw notFound('case', params.id);
+    return { status: 200, body: { deleted: true, id } };
+  },
+});
+
+export default [listSuites, upsertSuite, getSuite, updateSuiteOperation, deleteSuite, listCases, addCases, deleteCase];

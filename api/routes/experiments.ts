@@ -1,0 +1,547 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { finishExperiment } from '../../activities/evals/experiment-lifecycle.js';
+import { compareWithBaseline, leaderboard, type BaselineComparison } from '../../activities/evals/leaderboard.js';
+import { resolveVariants, type VariantSpec } from '../../activities/evals/variants.js';
+import { listAllCases } from '../../db/eval-cases.js';
+import { lockSuite } from '../../db/eval-suites.js';
+import { countCellsByStatus, insertCells, listCellOutcomes, listCells, sumCellUsage, type CellCounts, type CellOutcome, type CellUsageSum, type NewCell } from '../../db/experiment-cells.js';
+import { EXPERIMENT_TERMINAL_EVENTS, readExperimentEvents } from '../../db/experiment-events.js';
+import { deleteExperimentById, findExperiment, insertExperiment, isExperimentFinished, listExperimentsPage, updateExperiment } from '../../db/experiments.js';
+import type { Experiment, ExperimentCell, ExperimentStatus, StoredScorer } from '../../db/schema.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
+import {
+  DEFAULT_EXPERIMENT_CONCURRENCY,
+  EXPERIMENT_TASK_QUEUE,
+  EXPERIMENT_WORKFLOW_TYPE,
+  MAX_EXPERIMENT_CONCURRENCY,
+  setConcurrencySignal,
+} from '../../workflows/experiment-api.js';
+import type { experiment as experimentWorkflow } from '../../workflows/experiment.js';
+import { AgentIdAttribute, ExperimentIdAttribute, TenantIdAttribute } from '../../workflows/search-attributes.js';
+import { ApiError, invalidRequest, orNotFound, type FieldError } from '../errors.js';
+import { defineOperation, type JsonSchema } from '../operation.js';
+import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
+import { streamEventLog } from '../sse.js';
+import { agentOr404, graphSchema } from './agents.js';
+import { suiteOr404 } from './eval-suites.js';
+
+const TAG = 'Evals';
+
+/** Cells (cases × variants × repeats) one experiment may have. */
+export const MAX_EXPERIMENT_CELLS = 20_000;
+const MAX_VARIANTS = 20;
+const MAX_REPEATS = 100;
+
+const experimentParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } };
+const EXPERIMENT_STATUSES: ExperimentStatus[] = ['queued', 'running', 'completed', 'cancelled', 'failed'];
+const nullableCount: JsonSchema = { type: ['integer', 'null'] };
+const decimalOrNull: JsonSchema = { type: ['string', 'null'], description: 'Exact decimal USD; null when any part is unknown.' };
+
+const variantSpecSchema: JsonSchema = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 100 },
+    agent_version: { type: 'integer', minimum: 1, description: "A version number of the agent; default: its published version." },
+    model: { type: 'string', minLength: 1, maxLength: 200, description: '`provider/model`, set on every node.' },
+    prompt: {
+      type: 'object',
+      required: ['name'],
+      additionalProperties: false,
+      properties: { name: { type: 'string', minLength: 1 }, version: { type: 'integer', minimum: 1 } },
+      description: 'A prompt (its current version, or `version`) set on every node.',
+    },
+    temperature: { type: 'number', minimum: 0, maximum: 2 },
+    graph: { ...graphSchema, description: "A whole graph in place of the version's." },
+  },
+};
+
+const countsSchema: JsonSchema = {
+  type: 'object',
+  required: ['pending', 'running', 'completed', 'failed', 'skipped'],
+  properties: Object.fromEntries(['pending', 'running', 'completed', 'failed', 'skipped', 'total'].map((s) => [s, { type: 'integer' }])),
+};
+
+const experimentSchema: JsonSchema = {
+  type: 'object',
+  required: [
+    'id', 'name', 'description', 'suite_id', 'suite_name', 'agent_id', 'variants', 'repeats', 'concurrency', 'primary_scorer',
+    'baseline_experiment_id', 'status', 'error', 'case_count', 'cell_count', 'cells', 'usage', 'cost_usd', 'created_at', 'updated_at', 'started_at', 'ended_at',
+  ],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    suite_id: { type: 'string' },
+    suite_name: { type: 'string' },
+    agent_id: { type: 'string' },
+    variants: { type: 'array', items: { type: 'object' }, description: 'Each as given, with `agent_version` the version its runs execute.' },
+    repeats: { type: 'integer' },
+    concurrency: { type: 'integer' },
+    primary_scorer: { type: ['string', 'null'], description: 'The scorer whose mean ranks the variants; null ranks by pass rate.' },
+    baseline_experiment_id: { type: ['string', 'null'] },
+    status: { enum: EXPERIMENT_STATUSES },
+    error: { type: ['object', 'null'] },
+    case_count: { type: 'integer' },
+    cell_count: { type: 'integer' },
+    cells: { ...countsSchema, description: 'Cells by status.' },
+    usage: {
+      type: 'object',
+      required: ['prompt_tokens', 'completion_tokens', 'total_tokens'],
+      properties: { prompt_tokens: nullableCount, completion_tokens: nullableCount, total_tokens: nullableCount },
+    },
+    cost_usd: { ...decimalOrNull, description: 'Runs and LLM judges of the finished cells, exact; null when any is unknown.' },
+    created_at: timestamp,
+    updated_at: timestamp,
+    started_at: { type: ['string', 'null'], format: 'date-time' },
+    ended_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+const experimentBody: JsonSchema = { type: 'object', required: ['experiment'], additionalProperties: false, properties: { experiment: experimentSchema } };
+
+function experimentJson(experiment: Experiment, counts: CellCounts | undefined, usage: CellUsageSum | undefined) {
+  const cells = counts ?? { pending: 0, running: 0, completed: 0, failed: 0, skipped: 0 };
+  return {
+    id: experiment.id,
+    name: experiment.name,
+    description: experiment.description,
+    suite_id: experiment.suite_id,
+    suite_name: experiment.suite_name,
+    agent_id: experiment.agent_id,
+    variants: experiment.variants.map(({ resolved, ...spec }) => ({ ...spec, agent_version: resolved.version })),
+    repeats: experiment.repeats,
+    concurrency: experiment.concurrency,
+    primary_scorer: experiment.primary_scorer,
+    baseline_experiment_id: experiment.baseline_experiment_id,
+    status: experiment.status,
+    error: experiment.error,
+    case_count: experiment.case_count,
+    cell_count: experiment.cell_count,
+    cells: { ...cells, total: experiment.cell_count },
+    usage: { prompt_tokens: usage?.prompt_tokens ?? null, completion_tokens: usage?.completion_tokens ?? null, total_tokens: usage?.total_tokens ?? null },
+    cost_usd: usage ? usage.cost_usd : '0',
+    created_at: experiment.created_at.toISOString(),
+    updated_at: experiment.updated_at.toISOString(),
+    started_at: experiment.started_at?.toISOString() ?? null,
+    ended_at: experiment.ended_at?.toISOString() ?? null,
+  };
+}
+
+/** The experiments as JSON, with their cell counts and sums read in two queries for the lot. */
+async function experimentsJson(tx: TenantTx, tenantId: string, experiments: Experiment[]) {
+  const ids = experiments.map((e) => e.id);
+  const counts = await countCellsByStatus(tx, tenantId, ids);
+  const usage = await sumCellUsage(tx, tenantId, ids);
+  return experiments.map((e) => experimentJson(e, counts.get(e.id), usage.get(e.id)));
+}
+
+async function experimentOr404(tx: TenantTx, tenantId: string, id: string): Promise<Experiment> {
+  return orNotFound(await findExperiment(tx, tenantId, id), 'experiment', id);
+}
+
+type CreateExperimentBody = {
+  suite: string;
+  agent?: string;
+  name?: string;
+  description?: string | null;
+  variants: VariantSpec[];
+  repeats?: number;
+  concurrency?: number;
+  baseline_experiment_id?: string;
+  primary_scorer?: string;
+};
+
+export const createExperiment = defineOperation<Record<string, never>, unknown, CreateExperimentBody>({
+  operationId: 'createEvalExperiment',
+  method: 'post',
+  path: '/v1/evals/experiments',
+  tag: TAG,
+  summary: "Run a suite's cases against 1–20 variants of its agent, as a durable workflow",
+  description:
+    'Everything is checked before anything starts: the suite (and that it has cases), every variant (its version, model, prompt version and graph ' +
+    'resolve as a run would), the baseline and the primary scorer. Answers 201 with the experiment; its workflow runs the cells ' +
+    '(cases × variants × repeats) at most `concurrency` at a time. Follow it with GET (leaderboard) or the events stream.',
+  access: 'key',
+  body: {
+    type: 'object',
+    required: ['suite', 'variants'],
+    additionalProperties: false,
+    properties: {
+      suite: { type: 'string', minLength: 1, description: 'The suite, by id or name.' },
+      agent: { type: 'string', minLength: 1, description: "The agent (id or name) whose suite a shared suite name means." },
+      name: { type: 'string', minLength: 1, maxLength: 200 },
+      description: { type: ['string', 'null'], maxLength: 10_000 },
+      variants: { type: 'array', minItems: 1, maxItems: MAX_VARIANTS, items: variantSpecSchema },
+      repeats: { type: 'integer', minimum: 1, maximum: MAX_REPEATS, default: 1 },
+      concurrency: { type: 'integer', minimum: 1, maximum: MAX_EXPERIMENT_CONCURRENCY, default: DEFAULT_EXPERIMENT_CONCURRENCY },
+      baseline_experiment_id: { type: 'string', minLength: 1, description: 'An earlier experiment of the suite to compare each variant against, case by case.' },
+      primary_scorer: { type: 'string', minLength: 1, description: "Ranks the variants; default: the suite's first scorer." },
+    },
+  },
+  errors: ['not_found', 'conflict', 'unavailable'],
+  responses: { 201: { description: 'Created; its workflow has started', schema: experimentBody } },
+  handler: async ({ body, caller, tenant, deps }) => {
+    const created = await tenant(async (tx) => {
+      const found = await suiteOr404(tx, caller.tenantId, body.suite, body.agent);
+      const suite = (await lockSuite(tx, caller.tenantId, found.id))!;
+      const cases = await listAllCases(tx, caller.tenantId, suite.id);
+      const problems: FieldError[] = [];
+      if (cases.length === 0) problems.push({ field: 'body.suite', message: `suite '${suite.name}' has no cases: add some first` });
+      const repeats = body.repeats ?? 1;
+      const cellCount = cases.length * body.variants.length * repeats;
+      if (cellCount > MAX_EXPERIMENT_CELLS) {
+        problems.push({ field: 'body.repeats', message: `cases × variants × repeats is ${cellCount}, above the ${MAX_EXPERIMENT_CELLS} cells an experiment may have` });
+      }
+      const resolved = await resolveVariants(tx, caller.tenantId, suite.agent_id, body.variants, 'body.variants');
+      if ('problems' in resolved) problems.push(...resolved.problems);
+      const scorerNames = new Set([suite.scorers, ...cases.map((c) => c.scorers ?? [])].flat().map(scorerName));
+      const primaryScorer = body.primary_scorer ?? (suite.scorers[0] ? scorerName(suite.scorers[0]) : null);
+      if (body.primary_scorer !== undefined && !scorerNames.has(body.primary_scorer)) {
+        problems.push({ field: 'body.primary_scorer', message: `no scorer of the suite or its cases is named '${body.primary_scorer}'` });
+      }
+      if (body.baseline_experiment_id !== undefined && !(await findExperiment(tx, caller.tenantId, body.baseline_experiment_id))) {
+        problems.push({ field: 'body.baseline_experiment_id', message: `experiment '${body.baseline_experiment_id}' not found` });
+      }
+      if (problems.length > 0) throw invalidRequest(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
+      if (!('variants' in resolved)) throw new Error('unreachable: variants resolved without problems');
+
+      const experiment = await insertExperiment(tx, caller.tenantId, {
+        agentId: suite.agent_id,
+        suiteId: suite.id,
+        suiteName: suite.name,
+        name: body.name ?? `${suite.name} ${new Date().toISOString()}`,
+        description: body.description ?? null,
+        variants: resolved.variants,
+        repeats,
+        concurrency: body.concurrency ?? DEFAULT_EXPERIMENT_CONCURRENCY,
+        primaryScorer,
+        baselineExperimentId: body.baseline_experiment_id ?? null,
+        caseCount: cases.length,
+        cellCount,
+      });
+      // Case by case, then variant, then repeat: a partial leaderboard compares the variants on the same cases.
+      const cells: NewCell[] = [];
+      for (const [caseIndex, c] of cases.entries()) {
+        for (let variantIndex = 0; variantIndex < body.variants.length; variantIndex++) {
+          for (let repeat = 0; repeat < repeats; repeat++) {
+            const scorers: StoredScorer[] = c.scorers ?? suite.scorers;
+            cells.push({ caseId: c.id, caseIndex, variantIndex, repeat, input: c.input, expected: c.expected, metadata: c.metadata, scorers });
+          }
+        }
+      }
+      await insertCells(tx, caller.tenantId, experiment.id, cells);
+      return experiment;
+    });
+
+    try {
+      await deps.temporal.workflow.start<typeof experimentWorkflow>(EXPERIMENT_WORKFLOW_TYPE, {
+        workflowId: created.id,
+        taskQueue: EXPERIMENT_TASK_QUEUE,
+        args: [{ tenantId: caller.tenantId, experimentId: created.id, concurrency: created.concurrency }],
+        typedSearchAttributes: [
+          { key: TenantIdAttribute, value: caller.tenantId },
+          { key: AgentIdAttribute, value: created.agent_id },
+          { key: ExperimentIdAttribute, value: created.id },
+        ],
+      });
+    } catch (err) {
+      // Nothing will run it: the record says so rather than waiting `queued` forever.
+      const message = `the experiment's workflow could not be started: ${err instanceof Error ? err.message : String(err)}`;
+      await finishExperiment(deps.db, { tenantId: caller.tenantId, experimentId: created.id, status: 'failed', error: { code: 'unavailable', message } });
+      throw new ApiError('unavailable', message);
+    }
+    const [json] = await tenant((tx) => experimentsJson(tx, caller.tenantId, [created]));
+    return { status: 201, body: { experiment: json } };
+  },
+});
+
+function scorerName(scorer: StoredScorer): string {
+  return scorer.name ?? scorer.type;
+}
+
+export const listExperiments = defineOperation<Record<string, never>, { suite?: string; agent?: string; status?: ExperimentStatus; limit: number; cursor?: string }>({
+  operationId: 'listEvalExperiments',
+  method: 'get',
+  path: '/v1/evals/experiments',
+  tag: TAG,
+  summary: 'Experiments, oldest first; filter by `suite` (id or name), `agent` (id or name) and `status`',
+  access: 'key',
+  query: {
+    ...pageQuery,
+    properties: {
+      ...(pageQuery.properties as object),
+      suite: { type: 'string', minLength: 1 },
+      agent: { type: 'string', minLength: 1 },
+      status: { enum: EXPERIMENT_STATUSES },
+    },
+  },
+  errors: ['not_found', 'conflict'],
+  responses: { 200: { description: 'A page of experiments', schema: listOf('experiments', experimentSchema) } },
+  handler: async ({ query, caller, tenant }) => {
+    const body = await tenant(async (tx) => {
+      const agentId = query.agent === undefined ? undefined : (await agentOr404(tx, caller.tenantId, query.agent)).id;
+      // A deleted suite's id still filters: its experiments remain.
+      const suiteId =
+        query.suite === undefined ? undefined : query.suite.startsWith('sui_') ? query.suite : (await suiteOr404(tx, caller.tenantId, query.suite, query.agent)).id;
+      const { items, nextCursor } = await listExperimentsPage(tx, caller.tenantId, { agentId, suiteId, status: query.status }, query);
+      return { experiments: await experimentsJson(tx, caller.tenantId, items), next_cursor: nextCursor };
+    });
+    return { status: 200, body };
+  },
+});
+
+const leaderboardRowSchema: JsonSchema = {
+  type: 'object',
+  required: ['rank', 'variant', 'variant_index', 'cells', 'primary_score', 'pass_rate', 'scores', 'latency_ms', 'cost_usd', 'tokens'],
+  properties: {
+    rank: { type: 'integer' },
+    variant: { type: 'string' },
+    variant_index: { type: 'integer' },
+    cells: countsSchema,
+    primary_score: { type: ['number', 'null'] },
+    pass_rate: { type: ['number', 'null'], description: 'Passed cells over finished (completed or failed) cells.' },
+    scores: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        required: ['mean', 'n', 'ci95'],
+        properties: { mean: { type: 'number' }, n: { type: 'integer' }, ci95: { type: ['array', 'null'], items: { type: 'number' } } },
+      },
+    },
+    latency_ms: { type: 'object', properties: { p50: nullableCount, p95: nullableCount } },
+    cost_usd: { type: 'object', properties: { total: decimalOrNull, mean: decimalOrNull } },
+    tokens: { type: 'object', properties: { prompt: nullableCount, completion: nullableCount, total: nullableCount } },
+    baseline: {
+      type: 'object',
+      required: ['experiment_id', 'baseline_variant', 'regressed', 'improved', 'unchanged'],
+      properties: {
+        experiment_id: { type: 'string' },
+        baseline_variant: { type: 'string' },
+        regressed: { type: 'array', items: { type: 'string' }, description: 'Case ids that scored lower than in the baseline.' },
+        improved: { type: 'array', items: { type: 'string' } },
+        unchanged: { type: 'integer' },
+      },
+    },
+  },
+};
+
+const matrixCellSchema: JsonSchema = {
+  type: 'object',
+  required: ['cell_id', 'variant', 'repeat', 'status', 'run_id', 'output', 'scores', 'passed', 'latency_ms', 'cost_usd', 'error'],
+  properties: {
+    cell_id: { type: 'string' },
+    variant: { type: 'string' },
+    repeat: { type: 'integer' },
+    status: { enum: ['pending', 'running', 'completed', 'failed', 'skipped'] },
+    run_id: { type: ['string', 'null'] },
+    output: { type: ['string', 'null'] },
+    scores: { type: ['object', 'null'], description: 'Scorer name → {score, passed, reason}.' },
+    passed: { type: ['boolean', 'null'] },
+    latency_ms: nullableCount,
+    cost_usd: decimalOrNull,
+    error: { type: ['object', 'null'] },
+  },
+};
+
+export const getExperiment = defineOperation<{ id: string }, { results?: boolean }>({
+  operationId: 'getEvalExperiment',
+  method: 'get',
+  path: '/v1/evals/experiments/{id}',
+  tag: TAG,
+  summary: 'An experiment with its leaderboard, computed from its cells (partial while it runs); `results=true` adds the case × variant matrix',
+  access: 'key',
+  params: experimentParams,
+  query: { type: 'object', additionalProperties: false, properties: { results: { type: 'boolean', default: false } } },
+  errors: ['not_found'],
+  responses: {
+    200: {
+      description: 'The experiment, its leaderboard and, when asked, its results',
+      schema: {
+        type: 'object',
+        required: ['experiment', 'leaderboard'],
+        additionalProperties: false,
+        properties: {
+          experiment: experimentSchema,
+          leaderboard: { type: 'array', items: leaderboardRowSchema, description: 'Ranked by the primary score, then by mean cost.' },
+          results: {
+            type: 'array',
+            description: 'One row per case, in suite order, each with its cells by variant and repeat.',
+            items: {
+              type: 'object',
+              required: ['case_id', 'input', 'expected', 'cells'],
+              properties: { case_id: { type: 'string' }, input: { type: 'string' }, expected: {}, cells: { type: 'array', items: matrixCellSchema } },
+            },
+          },
+        },
+      },
+    },
+  },
+  handler: async ({ params, query, caller, tenant }) => {
+    const body = await tenant(async (tx) => {
+      const experiment = await experimentOr404(tx, caller.tenantId, params.id);
+      const [json] = await experimentsJson(tx, caller.tenantId, [experiment]);
+      const outcomes = await listCellOutcomes(tx, caller.tenantId, experiment.id);
+      const rows = leaderboard({ variants: experiment.variants, repeats: experiment.repeats, primaryScorer: experiment.primary_scorer, cells: outcomes });
+      const baseline = experiment.baseline_experiment_id ? await findExperiment(tx, caller.tenantId, experiment.baseline_experiment_id) : undefined;
+      const baselineOutcomes = baseline ? await listCellOutcomes(tx, caller.tenantId, baseline.id) : [];
+      const ranked = rows.map((row) => (baseline ? { ...row, baseline: baselineFor(row.variant, row.variant_index, outcomes, baseline, baselineOutcomes, experiment.primary_scorer) } : row));
+      return {
+        experiment: json,
+        leaderboard: ranked,
+        ...(query.results && { results: matrix(experiment, await listCells(tx, caller.tenantId, experiment.id)) }),
+      };
+    });
+    return { status: 200, body };
+  },
+});
+
+function baselineFor(
+  variant: string,
+  variantIndex: number,
+  outcomes: CellOutcome[],
+  baseline: Experiment,
+  baselineOutcomes: CellOutcome[],
+  primaryScorer: string | null,
+): BaselineComparison {
+  const sameName = baseline.variants.findIndex((v) => v.name === variant);
+  const baselineIndex = sameName === -1 ? 0 : sameName;
+  const mine = outcomes.filter((cell) => cell.variant_index === variantIndex);
+  const theirs = baselineOutcomes.filter((cell) => cell.variant_index === baselineIndex);
+  return { experiment_id: baseline.id, baseline_variant: baseline.variants[baselineIndex]!.name, ...compareWithBaseline(mine, theirs, primaryScorer) };
+}
+
+function matrix(experiment: Experiment, cells: ExperimentCell[]) {
+  const rows: Array<{ case_id: string; input: string; expected: unknown; cells: unknown[] }> = [];
+  const byCase = new Map<string, (typeof rows)[number]>();
+  for (const cell of [...cells].sort((a, b) => a.case_index - b.case_index || a.variant_index - b.variant_index || a.repeat - b.repeat)) {
+    let row = byCase.get(cell.case_id);
+    if (!row) {
+      row = { case_id: cell.case_id, input: cell.input, expected: cell.expected ?? null, cells: [] };
+      byCase.set(cell.case_id, row);
+      rows.push(row);
+    }
+    row.cells.push({
+      cell_id: cell.id,
+      variant: experiment.variants[cell.variant_index]?.name ?? String(cell.variant_index),
+      repeat: cell.repeat,
+      status: cell.status,
+      run_id: cell.run_id,
+      output: cell.output,
+      scores: cell.scores,
+      passed: cell.passed,
+      latency_ms: cell.latency_ms,
+      cost_usd: cell.cost_usd,
+      error: cell.error,
+    });
+  }
+  return rows;
+}
+
+export const patchExperiment = defineOperation<{ id: string }, unknown, { name?: string; description?: string | null; concurrency?: number }>({
+  operationId: 'updateEvalExperiment',
+  method: 'patch',
+  path: '/v1/evals/experiments/{id}',
+  tag: TAG,
+  summary: 'Rename or re-describe an experiment, or change its concurrency while it runs',
+  description: 'A new `concurrency` reaches the running workflow at once (a signal): cells not yet started follow it.',
+  access: 'key',
+  params: experimentParams,
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 200 },
+      description: { type: ['string', 'null'], maxLength: 10_000 },
+      concurrency: { type: 'integer', minimum: 1, maximum: MAX_EXPERIMENT_CONCURRENCY },
+    },
+  },
+  errors: ['not_found', 'conflict'],
+  responses: { 200: { description: 'The updated experiment', schema: experimentBody } },
+  handler: async ({ params, body, caller, tenant, deps }) => {
+    const experiment = await tenant(async (tx) => {
+      const current = await experimentOr404(tx, caller.tenantId, params.id);
+      if (body.concurrency !== undefined && isExperimentFinished(current.status)) {
+        throw new ApiError('conflict', `experiment '${current.id}' is ${current.status}: its concurrency no longer matters`);
+      }
+      return (await updateExperiment(tx, caller.tenantId, current.id, body))!;
+    });
+    if (body.concurrency !== undefined) {
+      try {
+        await deps.temporal.workflow.getHandle(experiment.id).signal(setConcurrencySignal, body.concurrency);
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err; // it ended meanwhile: nothing left to pace
+      }
+    }
+    const [json] = await tenant((tx) => experimentsJson(tx, caller.tenantId, [experiment]));
+    return { status: 200, body: { experiment: json } };
+  },
+});
+
+export const deleteExperiment = defineOperation<{ id: string }>({
+  operationId: 'deleteEvalExperiment',
+  method: 'delete',
+  path: '/v1/evals/experiments/{id}',
+  tag: TAG,
+  summary: 'Cancel a queued or running experiment (202); delete a finished one with its results (200)',
+  description:
+    'While it is queued or running, DELETE cancels its workflow: cells not yet started become `skipped`, cells already running finish and count, ' +
+    'then the status becomes `cancelled` (event `experiment.cancelled`). A finished experiment (completed, cancelled or failed) is deleted ' +
+    'with its cells and events; the runs it made stay.',
+  access: 'key',
+  params: experimentParams,
+  errors: ['not_found'],
+  responses: {
+    202: { description: 'Cancelling: the experiment as it stands', schema: experimentBody },
+    200: { description: 'Deleted', schema: deletionResult },
+  },
+  handler: async ({ params, caller, tenant, deps }) => {
+    const experiment = await tenant((tx) => experimentOr404(tx, caller.tenantId, params.id));
+    if (isExperimentFinished(experiment.status)) {
+      await tenant((tx) => deleteExperimentById(tx, caller.tenantId, experiment.id));
+      return { status: 200, body: { deleted: true, id: experiment.id } };
+    }
+    try {
+      await deps.temporal.workflow.getHandle(experiment.id).cancel();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // No workflow to cancel: end the record here, as the workflow would have.
+      await finishExperiment(deps.db, { tenantId: caller.tenantId, experimentId: experiment.id, status: 'cancelled' });
+    }
+    const current = await tenant((tx) => experimentOr404(tx, caller.tenantId, experiment.id));
+    const [json] = await tenant((tx) => experimentsJson(tx, caller.tenantId, [current]));
+    return { status: 202, body: { experiment: json } };
+  },
+});
+
+export const streamExperimentEvents = defineOperation<{ id: string }, { after?: number }>({
+  operationId: 'streamEvalExperimentEvents',
+  method: 'get',
+  path: '/v1/evals/experiments/{id}/events',
+  tag: TAG,
+  summary: "Stream an experiment's progress, resuming after Last-Event-ID",
+  description:
+    'Server-Sent Events, as a run\'s stream: `experiment.started`, `cell.started`, `cell.completed` / `cell.failed` (with scores), and one of ' +
+    '`experiment.completed`, `experiment.cancelled`, `experiment.failed`, after which the stream ends. Each frame has `id: <seq>`; reconnect with ' +
+    '`Last-Event-ID` (or `?after=`) to get exactly the rest.',
+  access: 'key',
+  params: experimentParams,
+  query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0 } } },
+  errors: ['not_found'],
+  responses: { 200: { description: 'Server-Sent Events', contentType: 'text/event-stream', schema: { type: 'string' } } },
+  handler: async ({ params, query, caller, tenant, deps, koa }) => {
+    const experiment = await tenant((tx) => experimentOr404(tx, caller.tenantId, params.id));
+    const lastEventId = koa.get('Last-Event-ID');
+    const after = /^\d+$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
+    return streamEventLog(koa, experiment.id, after, {
+      hub: deps.experimentEvents,
+      read: (afterSeq) => readExperimentEvents(deps.db, caller.tenantId, experiment.id, afterSeq),
+      endsAfter: (event) => EXPERIMENT_TERMINAL_EVENTS.has(event.type),
+    });
+  },
+});
+
+export default [createExperiment, listExperiments, getExperiment, patchExperiment, deleteExperiment, streamExperimentEvents];

@@ -1,0 +1,125 @@
+import { newId } from './ids.js';
+import { fetchPage, type Page, type PageQuery } from './page.js';
+import type { Experiment, ExperimentStatus, RunError, StoredVariant } from './schema.js';
+import type { TenantTx } from './tenant-transaction.js';
+
+/**
+ * The `experiments` table: what an experiment compares and where it stands. Its cells (db/experiment-cells.ts)
+ * hold the results; its `last_event_seq` is advanced by db/experiment-events.ts.
+ */
+
+export const EXPERIMENT_TERMINAL_STATUSES = ['completed', 'cancelled', 'failed'] as const satisfies readonly ExperimentStatus[];
+
+export function isExperimentFinished(status: ExperimentStatus): boolean {
+  return (EXPERIMENT_TERMINAL_STATUSES as readonly ExperimentStatus[]).includes(status);
+}
+
+export interface NewExperiment {
+  agentId: string;
+  suiteId: string;
+  suiteName: string;
+  name: string;
+  description: string | null;
+  variants: StoredVariant[];
+  repeats: number;
+  concurrency: number;
+  primaryScorer: string | null;
+  baselineExperimentId: string | null;
+  caseCount: number;
+  cellCount: number;
+}
+
+export async function insertExperiment(tx: TenantTx, tenantId: string, experiment: NewExperiment): Promise<Experiment> {
+  return tx
+    .insertInto('experiments')
+    .values({
+      id: newId('exp'),
+      tenant_id: tenantId,
+      agent_id: experiment.agentId,
+      suite_id: experiment.suiteId,
+      suite_name: experiment.suiteName,
+      name: experiment.name,
+      description: experiment.description,
+      variants: JSON.stringify(experiment.variants),
+      repeats: experiment.repeats,
+      concurrency: experiment.concurrency,
+      primary_scorer: experiment.primaryScorer,
+      baseline_experiment_id: experiment.baselineExperimentId,
+      status: 'queued',
+      error: null,
+      case_count: experiment.caseCount,
+      cell_count: experiment.cellCount,
+      started_at: null,
+      ended_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findExperiment(tx: TenantTx, tenantId: string, experimentId: string): Promise<Experiment | undefined> {
+  return tx.selectFrom('experiments').selectAll().where('id', '=', experimentId).where('tenant_id', '=', tenantId).executeTakeFirst();
+}
+
+export interface ExperimentFilter {
+  suiteId?: string;
+  agentId?: string;
+  status?: ExperimentStatus;
+}
+
+export async function listExperimentsPage(tx: TenantTx, tenantId: string, filter: ExperimentFilter, pageQuery: PageQuery): Promise<Page<Experiment>> {
+  let q = tx.selectFrom('experiments').selectAll().where('tenant_id', '=', tenantId);
+  if (filter.suiteId) q = q.where('suite_id', '=', filter.suiteId);
+  if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  return fetchPage(q, 'id', pageQuery);
+}
+
+export async function updateExperiment(
+  tx: TenantTx,
+  tenantId: string,
+  experimentId: string,
+  fields: { name?: string; description?: string | null; concurrency?: number },
+): Promise<Experiment | undefined> {
+  return tx
+    .updateTable('experiments')
+    .set({ ...fields, updated_at: new Date() })
+    .where('id', '=', experimentId)
+    .where('tenant_id', '=', tenantId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** queued → running; answers false when it had already left `queued` (a retried activity). */
+export async function markExperimentRunning(tx: TenantTx, tenantId: string, experimentId: string): Promise<boolean> {
+  const row = await tx
+    .updateTable('experiments')
+    .set({ status: 'running', started_at: new Date(), updated_at: new Date() })
+    .where('id', '=', experimentId)
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'queued')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The end, once: answers false when the experiment had already ended. */
+export async function markExperimentEnded(
+  tx: TenantTx,
+  tenantId: string,
+  experimentId: string,
+  end: { status: 'completed' | 'cancelled' | 'failed'; error?: RunError | null },
+): Promise<boolean> {
+  const row = await tx
+    .updateTable('experiments')
+    .set({ status: end.status, error: end.error ? JSON.stringify(end.error) : null, ended_at: new Date(), updated_at: new Date() })
+    .where('id', '=', experimentId)
+    .where('tenant_id', '=', tenantId)
+    .where('status', 'in', ['queued', 'running'])
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function deleteExperimentById(tx: TenantTx, tenantId: string, experimentId: string): Promise<void> {
+  await tx.deleteFrom('experiments').where('id', '=', experimentId).where('tenant_id', '=', tenantId).execute();
+}

@@ -1,0 +1,45 @@
+import { ChildWorkflowFailure, executeChild, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from './agent-run-api.js';
+import type { agentRun } from './agent-run.js';
+import type { ExperimentCellInput } from './experiment-api.js';
+import { AgentIdAttribute, ExperimentIdAttribute, RunSourceAttribute, TenantIdAttribute } from './search-attributes.js';
+
+const bookkeeping = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
+});
+
+/** Scoring may ask an LLM judge or the embedder: it heartbeats, so a dead worker is noticed in seconds. */
+const scoring = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 },
+});
+
+/**
+ * One cell of an experiment: its agent run, a real `agentRun` workflow (workflow id = run id) of the
+ * variant's graph with `source: "eval"`, then its scoring. Each step is idempotent on the cell's row,
+ * so a replay or a retried activity neither starts a second run nor scores twice.
+ */
+export async function experimentCell(input: ExperimentCellInput): Promise<void> {
+  const start = await bookkeeping.startEvalCell(input);
+  if (start.kind === 'settled') return;
+  try {
+    await executeChild<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, {
+      workflowId: start.runId,
+      taskQueue: AGENT_RUN_TASK_QUEUE,
+      args: [{ tenantId: input.tenantId, runId: start.runId }],
+      typedSearchAttributes: [
+        { key: TenantIdAttribute, value: input.tenantId },
+        { key: AgentIdAttribute, value: start.agentId },
+        { key: RunSourceAttribute, value: 'eval' },
+        { key: ExperimentIdAttribute, value: input.experimentId },
+      ],
+    });
+  } catch (err) {
+    // The run failed or was cancelled: its record says why, and scoring turns that into a failed cell.
+    if (!(err instanceof ChildWorkflowFailure)) throw err;
+  }
+  await scoring.scoreEvalCell(input);
+}

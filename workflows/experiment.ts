@@ -1,0 +1,129 @@
+import {
+  CancellationScope,
+  ParentClosePolicy,
+  condition,
+  continueAsNew,
+  executeChild,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { PendingCell } from '../db/experiment-cells.js';
+import { EXPERIMENT_CELL_WORKFLOW_TYPE, EXPERIMENT_TASK_QUEUE, setConcurrencySignal, type ExperimentInput } from './experiment-api.js';
+import type { experimentCell } from './experiment-cell.js';
+import { failureMessageOf } from './failures.js';
+
+const bookkeeping = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
+});
+
+/**
+ * Cells started by one run of the workflow before it continues as new. Each cell adds about a dozen
+ * events (child started and completed, activities); 500 keeps a history near 10k events, far under
+ * Temporal's 50k limit, however many cells the experiment has.
+ */
+const CELLS_PER_WORKFLOW_RUN = 500;
+/** Pending cells read from Postgres at a time. */
+const PAGE_SIZE = 64;
+
+/**
+ * One experiment: starts its pending cells in order, at most `concurrency` at a time, each as an
+ * `experimentCell` child. Cancellation stops the starting; the cells already started finish (they run
+ * outside the cancelled scope), then the rest are skipped and the experiment ends `cancelled`.
+ */
+export async function experiment(input: ExperimentInput): Promise<void> {
+  const state = new ExperimentState(input);
+  setHandler(setConcurrencySignal, (concurrency) => state.setConcurrency(concurrency));
+  return state.execute();
+}
+
+class ExperimentState {
+  private concurrency: number;
+  private afterSeq: number;
+  private readonly queue: PendingCell[] = [];
+  private readonly running = new Set<string>();
+  private startedHere = 0;
+
+  constructor(private readonly input: ExperimentInput) {
+    this.concurrency = input.concurrency;
+    this.afterSeq = input.resumeAfterSeq ?? 0;
+  }
+
+  setConcurrency(concurrency: number): void {
+    this.concurrency = concurrency;
+  }
+
+  async execute(): Promise<void> {
+    const ref = { tenantId: this.input.tenantId, experimentId: this.input.experimentId };
+    try {
+      if (this.input.resumeAfterSeq === undefined) await bookkeeping.beginExperiment(ref);
+      const outcome = await this.startCells();
+      if (outcome === 'continue') {
+        await continueAsNew<typeof experiment>({ ...this.input, concurrency: this.concurrency, resumeAfterSeq: this.afterSeq });
+      }
+      await bookkeeping.finishExperiment({ ...ref, status: 'completed' });
+    } catch (err) {
+      if (isCancellation(err)) {
+        await CancellationScope.nonCancellable(async () => {
+          await this.allCellsSettled();
+          await bookkeeping.finishExperiment({ ...ref, status: 'cancelled' });
+        });
+        throw err;
+      }
+      await CancellationScope.nonCancellable(() =>
+        bookkeeping.finishExperiment({ ...ref, status: 'failed', error: { code: 'experiment_error', message: failureMessageOf(err) } }),
+      );
+      throw err;
+    }
+  }
+
+  /** Starts cells until none are pending ('done') or this run of the workflow has started its share ('continue'). */
+  private async startCells(): Promise<'done' | 'continue'> {
+    for (;;) {
+      await condition(() => this.running.size < this.concurrency);
+      if (this.queue.length === 0) {
+        this.queue.push(...(await bookkeeping.listPendingCells({ ...this.input, afterSeq: this.afterSeq, limit: PAGE_SIZE })));
+      }
+      const next = this.queue.shift();
+      if (next === undefined) {
+        await this.allCellsSettled();
+        return 'done';
+      }
+      if (this.startedHere >= CELLS_PER_WORKFLOW_RUN || workflowInfo().continueAsNewSuggested) {
+        await this.allCellsSettled();
+        return 'continue';
+      }
+      this.afterSeq = next.seq;
+      this.startedHere += 1;
+      this.startCell(next.id);
+    }
+  }
+
+  private startCell(cellId: string): void {
+    this.running.add(cellId);
+    const { tenantId, experimentId } = this.input;
+    // Outside the experiment's cancellation scope: a cancelled experiment lets its running cells finish.
+    CancellationScope.nonCancellable(() =>
+      executeChild<typeof experimentCell>(EXPERIMENT_CELL_WORKFLOW_TYPE, {
+        workflowId: cellId,
+        taskQueue: EXPERIMENT_TASK_QUEUE,
+        args: [{ tenantId, experimentId, cellId }],
+        parentClosePolicy: ParentClosePolicy.TERMINATE,
+      }),
+    )
+      .catch(async (err: unknown) => {
+        // A cell records its own failures; this is a cell workflow that broke (a bug), recorded so the experiment can end.
+        log.error('experiment cell workflow failed', { cellId, error: failureMessageOf(err) });
+        await CancellationScope.nonCancellable(() => bookkeeping.recordBrokenCell({ tenantId, experimentId, cellId, message: failureMessageOf(err) }));
+      })
+      .finally(() => this.running.delete(cellId));
+  }
+
+  private allCellsSettled(): Promise<void> {
+    return condition(() => this.running.size === 0);
+  }
+}
