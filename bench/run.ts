@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentsList } from './agents-list.js';
 import { conversion } from './conversion.js';
+import { experiments } from './experiments.js';
 import { ingest } from './ingest.js';
 import { runs } from './runs.js';
 import { search } from './search.js';
@@ -18,7 +19,7 @@ import { search } from './search.js';
  * load generator does not share the servers' event loop; 0 runs it on the main thread). The database
  * and Temporal come from the usual DATABASE_URL / TEMPORAL_ADDRESS; unset means a throwaway PGlite and
  * an in-memory Temporal dev server. Those settings shape the load-tested (autocannon) benchmarks; a
- * benchmark that measures otherwise (`runs`: timed samples of its own) reads its own settings and
+ * benchmark that measures otherwise (`runs`, `experiments`: timed samples of their own) reads its own settings and
  * reports them in `BenchmarkResult.settings`.
  */
 
@@ -99,7 +100,7 @@ export interface Benchmark {
   run(settings: BenchSettings): Promise<BenchmarkResult>;
 }
 
-const BENCHMARKS: Benchmark[] = [agentsList, runs, ingest, search, conversion];
+const BENCHMARKS: Benchmark[] = [agentsList, runs, ingest, search, conversion, experiments];
 
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call, newTenant } from './support/api.js';
-import { publishAgent, scriptedGraph } from './support/agents.js';
+import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { addCases, createSuite, finishedExperiment, pollExperiment, startExperiment } from './support/evals.js';
 import { testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
@@ -67,9 +67,214 @@ describe('evals: experiments', function () {
     let found = 0;
     for (let attempt = 0; attempt < 50 && found < 6; attempt++) {
       found = 0;
-      for await (const _ of client.workflow.list({ query })) found += 1;
+      for await (const workflow of client.workflow.list({ query })) found += workflow.type === 'agentRun' ? 1 : 0;
       if (found < 6) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(found).to.equal(6);
   });
+
+  it('refuses bad experiments with a 400 naming the field, and starts nothing', async () => {
+    const agentId = await publishAgent(key, 'strict', scriptedGraph([{ text: 'x' }]));
+    const suite = await createSuite(key, agentId, 'strict', [{ type: 'exact' }]);
+    const empty = await createSuite(key, agentId, 'empty', [{ type: 'exact' }]);
+    await addCases(key, suite.id, [{ input: 'q', expected: 'x' }]);
+    await call('POST', '/v1/prompts', { key, body: { name: 'tone', template: 'Be brief.' } });
+
+    const refusals: Array<[Record<string, unknown>, string]> = [
+      [{ suite: empty.id, variants: [{ name: 'v' }] }, 'body.suite'],
+      [{ suite: suite.id, variants: [{ name: 'v', model: 'nonsense/model' }] }, 'body.variants[0].model'],
+      [{ suite: suite.id, variants: [{ name: 'v', model: 'openai' }] }, 'body.variants[0].model'],
+      [{ suite: suite.id, variants: [{ name: 'v', prompt: { name: 'tone', version: 7 } }] }, 'body.variants[0]'],
+      [{ suite: suite.id, variants: [{ name: 'v', prompt: { name: 'no-such-prompt' } }] }, 'body.variants[0]'],
+      [{ suite: suite.id, variants: [{ name: 'v', agent_version: 9 }] }, 'body.variants[0].agent_version'],
+      [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: [{ id: 'n', toolRefs: ['missing-tool'], model: 'scripted' }] } }] }, 'body.variants[0]'],
+      [{ suite: suite.id, variants: [{ name: 'v' }, { name: 'v' }] }, 'body.variants[1].name'],
+      [{ suite: suite.id, variants: [{ name: 'v' }], primary_scorer: 'judge' }, 'body.primary_scorer'],
+      [{ suite: suite.id, variants: [{ name: 'v' }], baseline_experiment_id: 'exp_nothing' }, 'body.baseline_experiment_id'],
+      [{ suite: suite.id, variants: [] }, 'body.variants'],
+      [{ suite: suite.id, variants: [{ name: 'v' }], concurrency: 33 }, 'body.concurrency'],
+      [{ suite: suite.id, variants: [{ name: 'v' }], repeats: 20_001 }, 'body.repeats'],
+    ];
+    for (const [body, field] of refusals) {
+      const response = await call('POST', '/v1/evals/experiments', { key, body });
+      expect(response.status, JSON.stringify(body)).to.equal(400);
+      expect(response.body.error.fields.map((f: any) => f.field), JSON.stringify(response.body)).to.include(field);
+    }
+    expect((await call('POST', '/v1/evals/experiments', { key, body: { suite: 'nothing', variants: [{ name: 'v' }] } })).status).to.equal(404);
+    expect((await call('GET', `/v1/evals/experiments?agent=${agentId}`, { key })).body.experiments).to.deep.equal([]);
+    expect((await call('GET', `/v1/runs?agent=${agentId}&source=all`, { key })).body.runs).to.deep.equal([]);
+  });
+
+  it('shows a partial leaderboard while running, follows a new concurrency, and streams its progress resumably', async () => {
+    const agentId = await publishAgent(key, 'slow', scriptedGraph([{ text: 'done', delay_ms: 400 }]));
+    const suite = await createSuite(key, agentId, 'slow', [{ type: 'exact' }]);
+    await addCases(key, suite.id, Array.from({ length: 8 }, (_, i) => ({ input: `q${i}`, expected: 'done' })));
+    const experiment = await startExperiment(key, { suite: suite.id, variants: [{ name: 'v' }], concurrency: 1 });
+
+    const partial = await pollExperiment(key, experiment.id, (body) => body.leaderboard[0].cells.completed >= 1);
+    expect(partial.experiment.status).to.equal('running');
+    expect(partial.leaderboard[0].cells.pending).to.be.greaterThan(0);
+    expect(partial.leaderboard[0].pass_rate).to.equal(1);
+    // At concurrency 1 a single cell runs at a time.
+    expect(partial.leaderboard[0].cells.running).to.be.at.most(1);
+
+    const patched = await call('PATCH', `/v1/evals/experiments/${experiment.id}`, { key, body: { concurrency: 4, name: 'faster', description: 'now' } });
+    expect(patched.body.experiment).to.include({ concurrency: 4, name: 'faster', description: 'now' });
+    const wider = await pollExperiment(key, experiment.id, (body) => body.leaderboard[0].cells.running >= 2 || body.experiment.status === 'completed');
+    expect(wider.experiment.status, 'several cells ran at once after the PATCH').to.equal('running');
+
+    const first = await stream('GET', `/v1/evals/experiments/${experiment.id}/events`, { key, until: (frame) => frame.event === 'cell.completed' });
+    expect(first.frames[0]).to.include({ event: 'experiment.started', id: 1 });
+    const rest = await stream('GET', `/v1/evals/experiments/${experiment.id}/events`, { key, headers: { 'last-event-id': String(first.frames.at(-1)!.id) } });
+    const frames = [...first.frames, ...rest.frames];
+    expect(frames.map((f) => f.id)).to.deep.equal(frames.map((_, i) => i + 1));
+    expect(frames.at(-1)!.event).to.equal('experiment.completed');
+    expect(frames.filter((f) => f.event === 'cell.completed')).to.have.length(8);
+    expect(frames.filter((f) => f.event === 'cell.started')).to.have.length(8);
+    const cellDone = frames.find((f) => f.event === 'cell.completed')!.data;
+    expect(cellDone).to.include({ status: 'completed', passed: true });
+    expect(cellDone.scores).to.deep.equal({ exact: 1 });
+    expect(frames.at(-1)!.data.cells).to.include({ completed: 8 });
+
+    // Finished: its concurrency is settled, and DELETE now deletes it.
+    expect((await call('PATCH', `/v1/evals/experiments/${experiment.id}`, { key, body: { concurrency: 2 } })).status).to.equal(409);
+    const deleted = await call('DELETE', `/v1/evals/experiments/${experiment.id}`, { key });
+    expect(deleted.status).to.equal(200);
+    expect(deleted.body).to.deep.equal({ deleted: true, id: experiment.id });
+    expect((await call('GET', `/v1/evals/experiments/${experiment.id}`, { key })).status).to.equal(404);
+    expect((await call('GET', `/v1/evals/experiments/${experiment.id}/events`, { key })).status).to.equal(404);
+  });
+
+  it('cancels with DELETE: pending cells are skipped, cells already running finish and count', async () => {
+    const agentId = await publishAgent(key, 'cancel-me', scriptedGraph([{ text: 'ok', delay_ms: 1500 }]));
+    const suite = await createSuite(key, agentId, 'cancel-me', [{ type: 'exact' }]);
+    await addCases(key, suite.id, Array.from({ length: 10 }, (_, i) => ({ input: `q${i}`, expected: 'ok' })));
+    const experiment = await startExperiment(key, { suite: suite.id, variants: [{ name: 'v' }], concurrency: 2 });
+    await pollExperiment(key, experiment.id, (body) => body.leaderboard[0].cells.running === 2);
+
+    const cancelling = await call('DELETE', `/v1/evals/experiments/${experiment.id}`, { key });
+    expect(cancelling.status).to.equal(202);
+    expect(cancelling.body.experiment.id).to.equal(experiment.id);
+    const done = await finishedExperiment(key, experiment.id);
+    expect(done.experiment.status).to.equal('cancelled');
+    const cells = done.results.flatMap((row: any) => row.cells);
+    const started = cells.filter((cell: any) => cell.run_id !== null);
+    expect(started.length).to.be.within(2, 9);
+    for (const cell of started) expect(cell, 'a started cell finished').to.include({ status: 'completed', passed: true, output: 'ok' });
+    expect(cells.filter((cell: any) => cell.status === 'skipped')).to.have.length(10 - started.length);
+    expect(done.experiment.cells).to.include({ pending: 0, running: 0, completed: started.length, skipped: 10 - started.length });
+    expect(done.leaderboard[0]).to.include({ pass_rate: 1 });
+    // Every started cell's run completed; no run was left running.
+    const runs = (await call('GET', `/v1/runs?agent=${agentId}&source=eval`, { key })).body.runs;
+    expect(runs.map((run: any) => run.status)).to.deep.equal(started.map(() => 'completed'));
+    // Cancelling again changes nothing: it is finished, so DELETE removes it.
+    expect((await call('DELETE', `/v1/evals/experiments/${experiment.id}`, { key })).status).to.equal(200);
+  });
+
+  it('scores with an LLM judge on the scripted model (its cost counts), semantic similarity on the real embedder, and tool_called', async () => {
+    const calculator = await createTool(key, { name: 'calc', kind: 'builtin', builtin: 'calculator' });
+    const graph = scriptedGraph(
+      [{ tool_calls: [{ tool: 'calc', arguments: { expression: '6*7' } }] }, { text: 'The answer to six times seven is forty-two.' }],
+      [calculator],
+    );
+    const agentId = await publishAgent(key, 'judged', graph);
+    const judge = { type: 'llm_judge', name: 'judge', model: 'scripted', rubric: 'Q: {{input}}\nA: {{output}}\nExpected: {{expected}}', script: [{ text: '{"score": 0.9, "reason": "right"}' }] };
+    const suite = await createSuite(key, agentId, 'judged', [judge, { type: 'semantic_similarity', threshold: 0.5 }, { type: 'tool_called', tools: ['calc'] }]);
+    await addCases(key, suite.id, [
+      { input: 'What is 6 times 7?', expected: 'Six times seven equals forty-two.' },
+      { input: 'Name a fruit', expected: 'The stock market fell sharply on Tuesday.' },
+    ]);
+    const experiment = await startExperiment(key, { suite: suite.id, variants: [{ name: 'v' }] });
+    const done = await finishedExperiment(key, experiment.id);
+    expect(done.experiment.status).to.equal('completed');
+    expect(done.experiment.primary_scorer).to.equal('judge');
+    const [close, far] = done.results.map((row: any) => row.cells[0]);
+    expect(close.scores.judge).to.include({ score: 0.9, passed: true });
+    expect(close.scores.tool_called).to.include({ score: 1, passed: true });
+    expect(close.scores.semantic_similarity.score).to.be.greaterThan(0.5);
+    expect(far.scores.semantic_similarity.score).to.be.lessThan(close.scores.semantic_similarity.score);
+    expect(close.passed).to.equal(true);
+    expect(far.passed).to.equal(false);
+    expect(done.leaderboard[0].pass_rate).to.equal(0.5);
+    expect(done.leaderboard[0].scores.judge).to.include({ mean: 0.9, n: 2 });
+
+    // The judge's cost is the cell's cost beyond its run's.
+    const run = (await call('GET', `/v1/runs/${close.run_id}`, { key })).body.run;
+    expect(Number(close.cost_usd)).to.be.greaterThan(Number(run.usage.cost_usd));
+    expect(done.experiment.cost_usd).to.equal(String(Number(close.cost_usd) + Number(far.cost_usd)));
+  });
+
+  it('fails a cell, not the experiment, when its run fails or a scorer breaks; an unknown cost is null, not zero', async () => {
+    const agentId = await publishAgent(key, 'fragile', scriptedGraph([{ text: 'fine', usage: null }]));
+    const suite = await createSuite(key, agentId, 'fragile', [{ type: 'exact' }]);
+    await addCases(key, suite.id, [
+      { input: 'plain', expected: 'fine' },
+      { input: 'judged', expected: 'fine', scorers: [{ type: 'llm_judge', model: 'scripted', rubric: '{{output}}', script: [{ text: 'no idea' }] }] },
+    ]);
+    const experiment = await startExperiment(key, {
+      suite: suite.id,
+      variants: [{ name: 'unpriced' }, { name: 'broken', graph: scriptedGraph([]) }],
+    });
+    const done = await finishedExperiment(key, experiment.id);
+    expect(done.experiment.status).to.equal('completed');
+    const [plain, judged] = done.results;
+    const cell = (row: any, variant: string) => row.cells.find((c: any) => c.variant === variant);
+    expect(cell(plain, 'unpriced')).to.include({ status: 'completed', passed: true, cost_usd: null });
+    expect(cell(judged, 'unpriced')).to.include({ status: 'failed', passed: false });
+    expect(cell(judged, 'unpriced').error.code).to.equal('scorer_error');
+    expect(cell(plain, 'broken')).to.include({ status: 'failed', passed: false });
+    expect(cell(plain, 'broken').error.code).to.equal('model_error');
+    const unpriced = done.leaderboard.find((row: any) => row.variant === 'unpriced');
+    expect(unpriced).to.include({ pass_rate: 0.5 });
+    expect(unpriced.cost_usd).to.deep.equal({ total: null, mean: null });
+    expect(done.leaderboard.find((row: any) => row.variant === 'broken').cells).to.include({ failed: 2 });
+    expect(done.experiment.cost_usd).to.equal(null);
+  });
+
+  it('compares each variant with a baseline case by case, and gives 95% intervals with repeats', async () => {
+    const agentId = await publishAgent(key, 'compared', ECHO_GRAPH);
+    const suite = await createSuite(key, agentId, 'compared', [{ type: 'contains' }]);
+    const cases = await addCases(key, suite.id, [
+      { input: 'alpha', expected: 'alpha' },
+      { input: 'beta', expected: 'beta' },
+      { input: 'gamma', expected: 'It is alpha' },
+    ]);
+    const baseline = await startExperiment(key, { suite: suite.id, variants: [{ name: 'v', graph: scriptedGraph([{ text: 'It is alpha' }]) }] });
+    await finishedExperiment(key, baseline.id);
+    const experiment = await startExperiment(key, { suite: suite.id, variants: [{ name: 'v' }], baseline_experiment_id: baseline.id, repeats: 3 });
+    const done = await finishedExperiment(key, experiment.id);
+    const [row] = done.leaderboard;
+    // echo answers `saw user; last: "<input>"`: alpha and beta pass, gamma fails; the baseline passed alpha and gamma.
+    expect(row.baseline).to.deep.equal({ experiment_id: baseline.id, baseline_variant: 'v', regressed: [cases[2]!.id], improved: [cases[1]!.id], unchanged: 1 });
+    expect(row.scores.contains.n).to.equal(9);
+    const [low, high] = row.scores.contains.ci95;
+    expect(low).to.be.lessThan(row.scores.contains.mean);
+    expect(high).to.be.greaterThan(row.scores.contains.mean);
+    expect(done.results[0].cells.map((c: any) => c.repeat)).to.deep.equal([0, 1, 2]);
+  });
+
+  it('continues as new every EXPERIMENT_CELLS_PER_WORKFLOW_RUN cells, and still runs and scores every cell exactly once', async () => {
+    const agentId = await publishAgent(key, 'long', scriptedGraph([{ text: 'yes' }]));
+    const suite = await createSuite(key, agentId, 'long', [{ type: 'exact' }]);
+    await addCases(key, suite.id, Array.from({ length: 25 }, (_, i) => ({ input: `q${i}`, expected: 'yes' })));
+    process.env.EXPERIMENT_CELLS_PER_WORKFLOW_RUN = '10';
+    let experiment;
+    try {
+      experiment = await startExperiment(key, { suite: suite.id, variants: [{ name: 'v' }], concurrency: 4 });
+    } finally {
+      delete process.env.EXPERIMENT_CELLS_PER_WORKFLOW_RUN;
+    }
+    const done = await finishedExperiment(key, experiment.id);
+    expect(done.experiment.cells).to.include({ completed: 25, failed: 0 });
+    const runIds = done.results.map((row: any) => row.cells[0].run_id);
+    expect(new Set(runIds).size).to.equal(25);
+    expect((await call('GET', `/v1/runs?agent=${agentId}&source=eval&limit=100`, { key })).body.runs).to.have.length(25);
+
+    // Three runs of the workflow: the chain of continue-as-new.
+    const client = testPlatform().temporal;
+    let chain = 0;
+    for await (const execution of client.workflow.list({ query: `WorkflowId = "${experiment.id}"` })) chain += execution.status.name === 'CONTINUED_AS_NEW' ? 1 : 0;
+    expect(chain).to.equal(2);
+  });
 });
+

@@ -26,6 +26,8 @@ export interface ExperimentInput {
    * else the experiment knows is in Postgres, so the history of each run of the workflow stays short.
    */
   resumeAfterSeq?: number;
+  /** Cells one run of the workflow starts before it continues as new; default 500 (EXPERIMENT_CELLS_PER_WORKFLOW_RUN). */
+  cellsPerWorkflowRun?: number;
 }
 
 export interface ExperimentCellInput {

@@ -22,11 +22,11 @@ const bookkeeping = proxyActivities<Activities>({
 });
 
 /**
- * Cells started by one run of the workflow before it continues as new. Each cell adds about a dozen
- * events (child started and completed, activities); 500 keeps a history near 10k events, far under
- * Temporal's 50k limit, however many cells the experiment has.
+ * Cells started by one run of the workflow before it continues as new, unless the input says otherwise.
+ * Each cell adds a handful of events (child initiated, started, completed); 500 keeps a history of a few
+ * thousand events, far under Temporal's 50k limit, however many cells the experiment has.
  */
-const CELLS_PER_WORKFLOW_RUN = 500;
+export const DEFAULT_CELLS_PER_WORKFLOW_RUN = 500;
 /** Pending cells read from Postgres at a time. */
 const PAGE_SIZE = 64;
 
@@ -59,13 +59,11 @@ class ExperimentState {
 
   async execute(): Promise<void> {
     const ref = { tenantId: this.input.tenantId, experimentId: this.input.experimentId };
+    let outcome: 'done' | 'continue';
     try {
       if (this.input.resumeAfterSeq === undefined) await bookkeeping.beginExperiment(ref);
-      const outcome = await this.startCells();
-      if (outcome === 'continue') {
-        await continueAsNew<typeof experiment>({ ...this.input, concurrency: this.concurrency, resumeAfterSeq: this.afterSeq });
-      }
-      await bookkeeping.finishExperiment({ ...ref, status: 'completed' });
+      outcome = await this.startCells();
+      if (outcome === 'done') await bookkeeping.finishExperiment({ ...ref, status: 'completed' });
     } catch (err) {
       if (isCancellation(err)) {
         await CancellationScope.nonCancellable(async () => {
@@ -78,6 +76,10 @@ class ExperimentState {
         bookkeeping.finishExperiment({ ...ref, status: 'failed', error: { code: 'experiment_error', message: failureMessageOf(err) } }),
       );
       throw err;
+    }
+    // Outside the try: continuing as new is done by throwing, and that is not the experiment failing.
+    if (outcome === 'continue') {
+      await continueAsNew<typeof experiment>({ ...this.input, concurrency: this.concurrency, resumeAfterSeq: this.afterSeq });
     }
   }
 
@@ -93,7 +95,7 @@ class ExperimentState {
         await this.allCellsSettled();
         return 'done';
       }
-      if (this.startedHere >= CELLS_PER_WORKFLOW_RUN || workflowInfo().continueAsNewSuggested) {
+      if (this.startedHere >= (this.input.cellsPerWorkflowRun ?? DEFAULT_CELLS_PER_WORKFLOW_RUN) || workflowInfo().continueAsNewSuggested) {
         await this.allCellsSettled();
         return 'continue';
       }

@@ -240,7 +240,7 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
       await deps.temporal.workflow.start<typeof experimentWorkflow>(EXPERIMENT_WORKFLOW_TYPE, {
         workflowId: created.id,
         taskQueue: EXPERIMENT_TASK_QUEUE,
-        args: [{ tenantId: caller.tenantId, experimentId: created.id, concurrency: created.concurrency }],
+        args: [{ tenantId: caller.tenantId, experimentId: created.id, concurrency: created.concurrency, cellsPerWorkflowRun: cellsPerWorkflowRun() }],
         typedSearchAttributes: [
           { key: TenantIdAttribute, value: caller.tenantId },
           { key: AgentIdAttribute, value: created.agent_id },
@@ -257,6 +257,12 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
     return { status: 201, body: { experiment: json } };
   },
 });
+
+/** EXPERIMENT_CELLS_PER_WORKFLOW_RUN: how often an experiment's workflow continues as new (workflows/experiment.ts). */
+function cellsPerWorkflowRun(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const value = Number(env.EXPERIMENT_CELLS_PER_WORKFLOW_RUN);
+  return Number.isInteger(value) && value > 0 ? value : undefined;
+}
 
 function scorerName(scorer: StoredScorer): string {
   return scorer.name ?? scorer.type;
