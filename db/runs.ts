@@ -61,7 +61,7 @@ export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<Queued
     if (!(await touchThread(tx, run.tenantId, run.threadId, { agentId: run.agentId }))) return { queued: false, reason: 'unknown_thread' };
     threadId = run.threadId;
   } else {
-    threadId = await insertThread(tx, run.tenantId, run.agentId, run.input);
+    threadId = await insertThread(tx, run.tenantId, run.agentId, run.input, run.source);
   }
 
   const runId = newId('run');

@@ -72,6 +72,8 @@ export interface ThreadsTable {
   tenant_id: string;
   agent_id: string;
   title: string;
+  /** `eval` for the thread of an eval's run, which thread lists leave out. */
+  source: ColumnType<string, string | undefined, never>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }

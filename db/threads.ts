@@ -1,15 +1,16 @@
 import { sql } from 'kysely';
 import { newId } from './ids.js';
 import { page, type Page, type PageQuery } from './page.js';
+import type { RunSource } from './runs.js';
 import type { Thread } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
 /** The `threads` table: an agent's conversations, each a sequence of runs. */
 
 /** Starts a thread titled after the first line of its first input; answers its id. */
-export async function insertThread(tx: TenantTx, tenantId: string, agentId: string, firstInput: string): Promise<string> {
+export async function insertThread(tx: TenantTx, tenantId: string, agentId: string, firstInput: string, source: RunSource = 'api'): Promise<string> {
   const id = newId('thr');
-  await tx.insertInto('threads').values({ id, tenant_id: tenantId, agent_id: agentId, title: threadTitle(firstInput) }).execute();
+  await tx.insertInto('threads').values({ id, tenant_id: tenantId, agent_id: agentId, title: threadTitle(firstInput), source }).execute();
   return id;
 }
 
@@ -53,6 +54,7 @@ export async function listThreadsPage(tx: TenantTx, tenantId: string, agentId: s
     .select((eb) => eb.selectFrom('runs').select(eb.fn.countAll<number>().as('n')).whereRef('runs.thread_id', '=', 'threads.id').as('run_count'))
     .where('threads.tenant_id', '=', tenantId)
     .where('threads.agent_id', '=', agentId)
+    .where('threads.source', '!=', 'eval')
     .orderBy('threads.updated_at', 'desc')
     .orderBy('threads.id', 'desc')
     .limit(limit + 1);

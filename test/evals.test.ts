@@ -60,6 +60,12 @@ describe('evals: experiments', function () {
     expect(listed).to.have.length(0);
     const evalRuns = (await call('GET', `/v1/runs?agent=${agentId}&source=eval`, { key })).body.runs;
     expect(evalRuns).to.have.length(6);
+    // Their threads are the eval's, not conversations: the agent's thread list leaves them out.
+    expect((await call('GET', `/v1/threads?agent=${agentId}`, { key })).body.threads).to.deep.equal([]);
+
+    // Six eval runs spent none of the key's run budget: the first API run sees all but itself left.
+    const apiRun = await stream('POST', `/v1/agents/${agentId}/runs`, { key, body: { input: 'Oslo' } });
+    expect(apiRun.headers.get('ratelimit-remaining')).to.equal('59');
 
     // Operators find them in Temporal by source and experiment.
     const client = testPlatform().temporal;

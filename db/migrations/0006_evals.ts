@@ -120,10 +120,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('graph_override', 'jsonb')
     .execute();
 
+  // An eval run's thread is the eval's, not a conversation: thread lists leave it out.
+  await db.schema.alterTable('threads').addColumn('source', 'text', (c) => c.notNull().defaultTo('api')).execute();
+
   for (const table of ['eval_suites', 'eval_cases', 'experiments', 'experiment_cells', 'experiment_events']) await enableTenantIsolation(db, table);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('threads').dropColumn('source').execute();
   await db.schema.alterTable('runs').dropColumn('experiment_id').dropColumn('cell_id').dropColumn('graph_override').execute();
   for (const table of ['experiment_events', 'experiment_cells', 'experiments', 'eval_cases', 'eval_suites']) {
     await db.schema.dropTable(table).ifExists().execute();
