@@ -22,7 +22,7 @@ export const usageSchema: JsonSchema = {
 
 export const runSchema: JsonSchema = {
   type: 'object',
-  required: ['id', 'agent_id', 'version', 'version_id', 'thread_id', 'status', 'model', 'source', 'input', 'output', 'error', 'usage', 'pending_question', 'prompts', 'guardrail_trips', 'created_at', 'started_at', 'ended_at'],
+  required: ['id', 'agent_id', 'version', 'version_id', 'thread_id', 'status', 'model', 'source', 'experiment_id', 'cell_id', 'input', 'output', 'error', 'usage', 'pending_question', 'prompts', 'guardrail_trips', 'created_at', 'started_at', 'ended_at'],
   additionalProperties: false,
   properties: {
     id: { type: 'string' },
@@ -33,6 +33,8 @@ export const runSchema: JsonSchema = {
     status: { enum: ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] },
     model: { type: ['string', 'null'] },
     source: { type: 'string', description: '`api` for runs started through the API, `eval` for eval runs.' },
+    experiment_id: { type: ['string', 'null'], description: "An eval run's experiment." },
+    cell_id: { type: ['string', 'null'], description: "An eval run's cell of that experiment." },
     input: { type: 'string' },
     output: { type: ['string', 'null'] },
     error: {
@@ -118,6 +120,8 @@ export function runJson(run: Run) {
     status: run.status,
     model: run.model,
     source: run.source,
+    experiment_id: run.experiment_id,
+    cell_id: run.cell_id,
     input: run.input,
     output: run.output,
     error: run.error,

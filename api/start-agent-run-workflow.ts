@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { NewRun } from '../db/runs.js';
 import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
 import type { agentRun } from '../workflows/agent-run.js';
-import { AgentIdAttribute, RunSourceAttribute, TenantIdAttribute } from '../workflows/search-attributes.js';
+import { runSearchAttributes } from '../workflows/search-attributes.js';
 
 
 /** Starts the run's workflow: id = run id, on the `runs` queue, findable in the Temporal UI by tenant, agent and source. */
@@ -11,10 +11,6 @@ export async function startAgentRunWorkflow(temporal: Client, run: NewRun & { ru
     workflowId: run.runId,
     taskQueue: AGENT_RUN_TASK_QUEUE,
     args: [{ tenantId: run.tenantId, runId: run.runId }],
-    typedSearchAttributes: [
-      { key: TenantIdAttribute, value: run.tenantId },
-      { key: AgentIdAttribute, value: run.agentId },
-      { key: RunSourceAttribute, value: run.source },
-    ],
+    typedSearchAttributes: runSearchAttributes(run),
   });
 }

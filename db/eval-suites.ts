@@ -81,14 +81,8 @@ export async function saveSuite(
     .returning('id')
     .executeTakeFirst();
   if (inserted) return { suite: (await findSuite(tx, tenantId, inserted.id))!, created: true };
-  const existing = await tx
-    .selectFrom('eval_suites')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('agent_id', '=', agentId)
-    .where('name', '=', name)
-    .executeTakeFirstOrThrow();
-  return { suite: await updateSuite(tx, tenantId, existing.id, fields), created: false };
+  const existingId = (await findSuiteIdByName(tx, tenantId, agentId, name))!;
+  return { suite: await updateSuite(tx, tenantId, existingId, fields), created: false };
 }
 
 /** Changes the fields given; a rename onto a name the agent already uses fails on the unique key. */
@@ -112,15 +106,14 @@ export async function deleteSuiteById(tx: TenantTx, tenantId: string, suiteId: s
   await tx.deleteFrom('eval_suites').where('id', '=', suiteId).where('tenant_id', '=', tenantId).execute();
 }
 
-/** Whether the agent has a suite of this name other than `exceptId`. */
-export async function suiteNameTaken(tx: TenantTx, tenantId: string, agentId: string, name: string, exceptId: string): Promise<boolean> {
+/** The id of the agent's suite of this name, if it has one. */
+export async function findSuiteIdByName(tx: TenantTx, tenantId: string, agentId: string, name: string): Promise<string | undefined> {
   const row = await tx
     .selectFrom('eval_suites')
     .select('id')
     .where('tenant_id', '=', tenantId)
     .where('agent_id', '=', agentId)
     .where('name', '=', name)
-    .where('id', '!=', exceptId)
     .executeTakeFirst();
-  return row !== undefined;
+  return row?.id;
 }

@@ -415,13 +415,17 @@ export interface EvalCasesTable {
 export type ExperimentStatus = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
 export type CellStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
 
-/** A variant as stored: what was asked for, and the version and graph its runs use. */
+/** A variant as stored: what was asked for, and the version and graph its runs use (activities/evals/variants.ts). */
 export interface StoredVariant {
   name: string;
+  /** A version number of the agent; default: its published version. */
   agent_version?: number;
+  /** `provider/model`, set on every node. */
   model?: string;
+  /** A prompt (its current version, or `version`) set on every node. */
   prompt?: { name: string; version?: number };
   temperature?: number;
+  /** A whole graph in place of the version's. */
   graph?: AgentGraph;
   /** Resolved when the experiment is created. */
   resolved: { agent_version_id: string; version: number; graph: AgentGraph };

@@ -55,7 +55,7 @@ describe('evals: experiments', function () {
 
     // Each cell's run is a real run: readable, marked as an eval's, left out of GET /v1/runs unless asked for.
     const run = (await call('GET', `/v1/runs/${paris.run_id}`, { key })).body.run;
-    expect(run).to.include({ source: 'eval', status: 'completed', output: 'It is Paris.' });
+    expect(run).to.include({ source: 'eval', status: 'completed', output: 'It is Paris.', experiment_id: experiment.id, cell_id: paris.cell_id });
     const listed = (await call('GET', `/v1/runs?agent=${agentId}`, { key })).body.runs;
     expect(listed).to.have.length(0);
     const evalRuns = (await call('GET', `/v1/runs?agent=${agentId}&source=eval`, { key })).body.runs;

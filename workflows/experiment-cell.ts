@@ -3,7 +3,7 @@ import type { Activities } from '../activities/index.js';
 import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from './agent-run-api.js';
 import type { agentRun } from './agent-run.js';
 import type { ExperimentCellInput } from './experiment-api.js';
-import { AgentIdAttribute, ExperimentIdAttribute, RunSourceAttribute, TenantIdAttribute } from './search-attributes.js';
+import { runSearchAttributes } from './search-attributes.js';
 
 const bookkeeping = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -30,12 +30,7 @@ export async function experimentCell(input: ExperimentCellInput): Promise<void> 
       workflowId: start.runId,
       taskQueue: AGENT_RUN_TASK_QUEUE,
       args: [{ tenantId: input.tenantId, runId: start.runId }],
-      typedSearchAttributes: [
-        { key: TenantIdAttribute, value: input.tenantId },
-        { key: AgentIdAttribute, value: start.agentId },
-        { key: RunSourceAttribute, value: 'eval' },
-        { key: ExperimentIdAttribute, value: input.experimentId },
-      ],
+      typedSearchAttributes: runSearchAttributes({ tenantId: input.tenantId, agentId: start.agentId, source: 'eval', experimentId: input.experimentId }),
     });
   } catch (err) {
     // The run failed or was cancelled: its record says why, and scoring turns that into a failed cell.

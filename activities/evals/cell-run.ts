@@ -51,7 +51,8 @@ export async function startEvalCell(db: Db, input: ExperimentCellInput): Promise
   });
 }
 
-function failedBeforeRun(message: string): CellResult {
+/** A cell that failed without a run to measure: nothing used, nothing known of its cost. */
+export function failedBeforeRun(message: string): CellResult {
   return {
     status: 'failed',
     output: null,

@@ -1,10 +1,11 @@
 import type { Db } from '../../db/database.js';
-import { countCellsByStatus, findCell, listPendingCells, recordCellResult, skipPendingCells, type CellResult, type PendingCell } from '../../db/experiment-cells.js';
+import { countCellsByStatus, findCell, listPendingCells, recordCellResult, skipPendingCells, type PendingCell } from '../../db/experiment-cells.js';
 import { appendExperimentEvents } from '../../db/experiment-events.js';
 import { markExperimentEnded, markExperimentRunning } from '../../db/experiments.js';
 import type { RunError } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { cellEndEvent } from './cell-events.js';
+import { failedBeforeRun } from './cell-run.js';
 
 /**
  * The experiment record's transitions, each with its event in the same transaction. Events carry dedupe
@@ -58,16 +59,7 @@ export async function recordBrokenCell(db: Db, ref: ExperimentRef & { cellId: st
   await withTenant(db, ref.tenantId, async (tx) => {
     const cell = await findCell(tx, ref.tenantId, ref.cellId);
     if (!cell) return;
-    const result: CellResult = {
-      status: 'failed',
-      output: null,
-      scores: null,
-      passed: false,
-      latencyMs: null,
-      usage: { prompt_tokens: null, completion_tokens: null, total_tokens: null },
-      costUsd: null,
-      error: { code: 'cell_error', message: ref.message },
-    };
+    const result = failedBeforeRun(ref.message);
     if (await recordCellResult(tx, ref.tenantId, ref.cellId, result)) {
       await appendExperimentEvents(tx, ref.tenantId, ref.experimentId, [cellEndEvent(cell, result)]);
     }

@@ -13,18 +13,8 @@ import { resolveNodes } from '../runs/plan.js';
  * prompt version and tools), so a variant that could not run is refused before anything starts.
  */
 
-export interface VariantSpec {
-  name: string;
-  /** A version number of the agent; default: its published version. */
-  agent_version?: number;
-  /** `provider/model`, set on every node. */
-  model?: string;
-  /** A prompt (its current version, or `version`) set on every node. */
-  prompt?: { name: string; version?: number };
-  temperature?: number;
-  /** A whole graph in place of the version's. */
-  graph?: AgentGraph;
-}
+/** A variant as asked for: the stored variant before it is resolved. */
+export type VariantSpec = Omit<StoredVariant, 'resolved'>;
 
 export interface VariantProblem {
   field: string;

@@ -2,7 +2,7 @@ import type { ScorerConfig } from '../../activities/evals/scorers/types.js';
 import { expectedProblems, scorerConfigProblems } from '../../activities/evals/scorers/validate.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { deleteCaseById, insertCases, listCasesPage, type NewCase } from '../../db/eval-cases.js';
-import { deleteSuiteById, findSuitesByRef, listSuitesPage, saveSuite, suiteNameTaken, updateSuite, type SuiteWithCount } from '../../db/eval-suites.js';
+import { deleteSuiteById, findSuitesByRef, listSuitesPage, saveSuite, findSuiteIdByName, updateSuite, type SuiteWithCount } from '../../db/eval-suites.js';
 import type { EvalCase, StoredScorer } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { ApiError, invalidRequest, notFound, orNotFound, type FieldError } from '../errors.js';
@@ -225,7 +225,8 @@ export const updateSuiteOperation = defineOperation<{ ref: string }, { agent?: s
     try {
       const suite = await tenant(async (tx) => {
         const current = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
-        if (body.name !== undefined && (await suiteNameTaken(tx, caller.tenantId, current.agent_id, body.name, current.id))) {
+        const holder = body.name === undefined ? undefined : await findSuiteIdByName(tx, caller.tenantId, current.agent_id, body.name);
+        if (holder !== undefined && holder !== current.id) {
           throw new ApiError('conflict', `the agent already has a suite named '${body.name}'`);
         }
         return updateSuite(tx, caller.tenantId, current.id, { name: body.name, description: body.description, scorers });
