@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import type Koa from 'koa';
 import type { Db } from '../db/database.js';
 import { readRunEvents } from '../db/run-events.js';
-import { findRunStatus, TERMINAL_EVENTS } from '../db/runs.js';
+import { findRunStatus, isTerminal, TERMINAL_EVENTS } from '../db/runs.js';
 import type { RunEvent } from '../db/schema.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import type { EventHub } from './event-hub.js';
@@ -29,6 +29,11 @@ export interface EventLog<E extends LoggedEvent> {
   read(afterSeq: number): Promise<E[]>;
   /** Whether the stream has nothing more to say after this event. */
   endsAfter(event: E): boolean | Promise<boolean>;
+  /**
+   * Whether nothing more will ever be appended (ended, or gone): a client that reconnects after the last
+   * event (EventSource does so by itself) gets an empty stream that ends, not one that waits forever.
+   */
+  isOver(): Promise<boolean>;
 }
 
 export interface LoggedEvent {
@@ -54,6 +59,10 @@ export function streamRunEvents(
     hub: deps.events,
     read: (after) => readRunEvents(deps.db, tenantId, runId, after),
     endsAfter: async (event: RunEvent) => TERMINAL_EVENTS.has(event.type) || (event.type === 'run.paused' && (await isPaused(deps.db, tenantId, runId))),
+    isOver: async () => {
+      const status = await withTenant(deps.db, tenantId, (tx) => findRunStatus(tx, tenantId, runId));
+      return status === undefined || isTerminal(status);
+    },
   });
 }
 
@@ -98,7 +107,14 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
       }
       const final = events.at(-1);
       if (final && (await log.endsAfter(final))) break;
-      if (events.length === 0) await waitForNews();
+      if (events.length === 0) {
+        if (await log.isOver()) {
+          // The end is written with its last event in one transaction: one more read has everything.
+          for (const event of await log.read(last)) stream.write(frame(event));
+          break;
+        }
+        await waitForNews();
+      }
     }
   })()
     .catch((err) => console.error(`[sse] stream of ${id} failed:`, err))

@@ -178,9 +178,10 @@ export async function sumCellUsage(tx: TenantTx, tenantId: string, experimentIds
     .selectFrom('experiment_cells')
     .select([
       'experiment_id',
-      sql<number | null>`sum(prompt_tokens)::int`.as('prompt_tokens'),
-      sql<number | null>`sum(completion_tokens)::int`.as('completion_tokens'),
-      sql<number | null>`sum(total_tokens)::int`.as('total_tokens'),
+      // Null when any finished cell's count is unknown, as on the leaderboard; float8, exact far past int4's range.
+      sql<number | null>`case when bool_or(prompt_tokens is null) then null else sum(prompt_tokens)::float8 end`.as('prompt_tokens'),
+      sql<number | null>`case when bool_or(completion_tokens is null) then null else sum(completion_tokens)::float8 end`.as('completion_tokens'),
+      sql<number | null>`case when bool_or(total_tokens is null) then null else sum(total_tokens)::float8 end`.as('total_tokens'),
       sql<string | null>`case when bool_or(cost_usd is null) then null else coalesce(sum(cost_usd), 0)::text end`.as('cost_usd'),
     ])
     .where('tenant_id', '=', tenantId)

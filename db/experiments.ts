@@ -89,17 +89,16 @@ export async function updateExperiment(
     .executeTakeFirst();
 }
 
-/** queued → running; answers false when it had already left `queued` (a retried activity). */
-export async function markExperimentRunning(tx: TenantTx, tenantId: string, experimentId: string): Promise<boolean> {
-  const row = await tx
+/** queued → running; answers the status it then has (`running` again for a retried activity), or undefined when it is gone. */
+export async function markExperimentRunning(tx: TenantTx, tenantId: string, experimentId: string): Promise<ExperimentStatus | undefined> {
+  await tx
     .updateTable('experiments')
     .set({ status: 'running', started_at: new Date(), updated_at: new Date() })
     .where('id', '=', experimentId)
     .where('tenant_id', '=', tenantId)
     .where('status', '=', 'queued')
-    .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
+    .execute();
+  return (await findExperiment(tx, tenantId, experimentId))?.status;
 }
 
 /** The end, once: answers false when the experiment had already ended. */

@@ -87,6 +87,11 @@ describe('evals: suites and cases', function () {
     const bad = await call('POST', `/v1/evals/suites/${suite.id}/cases`, { key, body: { cases: [{ input: 'fine', expected: 'ok' }, { input: 'no expected' }] } });
     expect(bad.status).to.equal(400);
     expect(bad.body.error.fields.map((f: any) => f.field).join(' ')).to.contain('body.cases[1]');
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 100; i++) deep = { deeper: deep };
+    const tooDeep = await call('POST', `/v1/evals/suites/${suite.id}/cases`, { key, body: { input: 'x', expected: 'y', metadata: deep } });
+    expect(tooDeep.status).to.equal(400);
+    expect(tooDeep.body.error.message).to.contain('nests deeper than 64');
     const badScorer = await call('POST', `/v1/evals/suites/${suite.id}/cases`, { key, body: { input: 'x', scorers: [{ type: 'regex', pattern: '(a+)+$' }] } });
     expect(badScorer.status).to.equal(400);
     expect((await call('GET', `/v1/evals/suites/${suite.id}`, { key })).body.suite.case_count).to.equal(1001);
@@ -168,8 +173,18 @@ describe('evals: tenant isolation', function () {
       const response = await call(method, path, { key, body });
       expect(response.status, `${method} ${path}`).to.equal(404);
     }
-    expect((await call('GET', '/v1/evals/suites', { key })).body.suites).to.deep.equal([]);
+    // Nor do their runs, nor may a baseline be another tenant's experiment.
+    const runId = (await call('GET', `/v1/evals/experiments/${experiment.id}?results=true`, { key: owner.key })).body.results[0].cells[0].run_id;
+    expect((await call('GET', `/v1/runs/${runId}`, { key })).status).to.equal(404);
+    const strangerAgent = await publishAgent(key, 'mine', scriptedGraph([{ text: 'x' }]));
+    const strangerSuite = await createSuite(key, strangerAgent, 'mine', [{ type: 'exact' }]);
+    await addCases(key, strangerSuite.id, [{ input: 'q', expected: 'x' }]);
+    const baseline = await call('POST', '/v1/evals/experiments', { key, body: { suite: strangerSuite.id, variants: [{ name: 'v' }], baseline_experiment_id: experiment.id } });
+    expect(baseline.status).to.equal(400);
+    expect(baseline.body.error.message).to.contain('not found');
+    expect((await call('GET', '/v1/evals/suites', { key })).body.suites.map((s: any) => s.id)).to.deep.equal([strangerSuite.id]);
     expect((await call('GET', '/v1/evals/experiments', { key })).body.experiments).to.deep.equal([]);
+    expect((await call('GET', `/v1/evals/experiments?suite=${strangerSuite.id}`, { key })).body.experiments).to.deep.equal([]);
     expect((await call('GET', `/v1/evals/experiments?suite=${suite.id}`, { key })).body.experiments).to.deep.equal([]);
     // Nothing of the owner's changed.
     expect((await call('GET', `/v1/evals/suites/${suite.id}`, { key: owner.key })).body.suite).to.include({ description: null, case_count: 1 });

@@ -95,6 +95,8 @@ describe('evals: experiments', function () {
       [{ suite: suite.id, variants: [{ name: 'v', agent_version: 9 }] }, 'body.variants[0].agent_version'],
       [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: [{ id: 'n', toolRefs: ['missing-tool'], model: 'scripted' }] } }] }, 'body.variants[0]'],
       [{ suite: suite.id, variants: [{ name: 'v' }, { name: 'v' }] }, 'body.variants[1].name'],
+      [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: [{ id: 'n', model: 'bogus/x' }] } }] }, 'body.variants[0]'],
+      [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: [{ id: 'n', model: 'scripted' }], guardrails: ['no-such-guardrail'] } }] }, 'body.variants[0]'],
       [{ suite: suite.id, variants: [{ name: 'v' }], primary_scorer: 'judge' }, 'body.primary_scorer'],
       [{ suite: suite.id, variants: [{ name: 'v' }], baseline_experiment_id: 'exp_nothing' }, 'body.baseline_experiment_id'],
       [{ suite: suite.id, variants: [] }, 'body.variants'],
@@ -141,6 +143,10 @@ describe('evals: experiments', function () {
     expect(cellDone).to.include({ status: 'completed', passed: true });
     expect(cellDone.scores).to.deep.equal({ exact: 1 });
     expect(frames.at(-1)!.data.cells).to.include({ completed: 8 });
+    // Reconnecting after the last event (as EventSource does by itself) gets an empty stream that ends.
+    const after = await stream('GET', `/v1/evals/experiments/${experiment.id}/events`, { key, headers: { 'last-event-id': String(frames.at(-1)!.id) } });
+    expect(after.status).to.equal(200);
+    expect(after.frames).to.deep.equal([]);
 
     // Finished: its concurrency is settled, and DELETE now deletes it.
     expect((await call('PATCH', `/v1/evals/experiments/${experiment.id}`, { key, body: { concurrency: 2 } })).status).to.equal(409);
@@ -281,6 +287,37 @@ describe('evals: experiments', function () {
     let chain = 0;
     for await (const execution of client.workflow.list({ query: `WorkflowId = "${experiment.id}"` })) chain += execution.status.name === 'CONTINUED_AS_NEW' ? 1 : 0;
     expect(chain).to.equal(2);
+  });
+
+  it('never waits for a human in an eval run: ask_human fails as a step and the run goes on', async () => {
+    const askTool = await createTool(key, { name: 'ask_human', kind: 'builtin', builtin: 'ask_human' });
+    const graph = scriptedGraph([{ tool_calls: [{ tool: 'ask_human', arguments: { question: 'Which colour?' } }] }, { text: 'Blue, I suppose.' }], [askTool]);
+    const agentId = await publishAgent(key, 'asks', graph);
+    const suite = await createSuite(key, agentId, 'asks', [{ type: 'contains', value: 'Blue' }]);
+    await addCases(key, suite.id, [{ input: 'Paint the fence' }]);
+    const experiment = await startExperiment(key, { suite: suite.id, variants: [{ name: 'v' }] });
+    const done = await finishedExperiment(key, experiment.id, 30_000);
+    const [cell] = done.results[0].cells;
+    expect(cell).to.include({ status: 'completed', passed: true, output: 'Blue, I suppose.' });
+    const { run, steps } = (await call('GET', `/v1/runs/${cell.run_id}`, { key })).body;
+    expect(run.pending_question).to.equal(null);
+    expect(steps[0]).to.include({ tool: 'ask_human', status: 'failed' });
+    expect(steps[0].error).to.match(/no one answers questions in an eval run/);
+  });
+
+  it('refuses a scorer named __proto__, and a baseline from another suite', async () => {
+    const agentId = await publishAgent(key, 'guarded', scriptedGraph([{ text: 'x' }]));
+    const proto = await call('POST', '/v1/evals/suites', { key, body: { agent: agentId, name: 'proto', scorers: [{ type: 'exact', name: '__proto__' }] } });
+    expect(proto.status).to.equal(400);
+    const one = await createSuite(key, agentId, 'one', [{ type: 'exact' }]);
+    const two = await createSuite(key, agentId, 'two', [{ type: 'exact' }]);
+    await addCases(key, one.id, [{ input: 'q', expected: 'x' }]);
+    await addCases(key, two.id, [{ input: 'q', expected: 'x' }]);
+    const first = await startExperiment(key, { suite: one.id, variants: [{ name: 'v' }] });
+    const refused = await call('POST', '/v1/evals/experiments', { key, body: { suite: two.id, variants: [{ name: 'v' }], baseline_experiment_id: first.id } });
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error.fields[0].field).to.equal('body.baseline_experiment_id');
+    await finishedExperiment(key, first.id);
   });
 });
 

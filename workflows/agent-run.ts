@@ -83,6 +83,7 @@ class AgentRun {
   pendingQuestion: PendingQuestion | null = null;
   private plan: PlanStep[] = [];
   private outputGuardrails: Guardrail[] = [];
+  private source: string | undefined;
   /** Count every model turn and tool call of the run, so each has a stable key across retries. */
   private turnCount = 0;
   private stepCount = 0;
@@ -130,6 +131,7 @@ class AgentRun {
     const runPlan = patched('begin-run') ? await bookkeeping.beginRun(this.ref) : await bookkeeping.startRun(this.ref);
     // Plans recorded before guardrails existed have neither list (the history fixture holds one).
     this.outputGuardrails = runPlan.outputGuardrails ?? [];
+    this.source = runPlan.source;
     // Input guardrails see the run's input before any model does; a redaction is what the model gets.
     let text = runPlan.input;
     if (runPlan.inputGuardrails?.length) {
@@ -208,6 +210,8 @@ class AgentRun {
   }
 
   private async askHuman(questionId: string, question: string): Promise<string> {
+    // An experiment's run has no one to answer: the tool call fails and the model goes on without it.
+    if (this.source === 'eval') throw new Error('no one answers questions in an eval run: ask_human is unavailable here');
     // Pending before the run shows as paused, so an answer that follows the paused status is accepted.
     this.pendingQuestion = { id: questionId, question };
     await bookkeeping.pauseRun({ ...this.ref, questionId, question });

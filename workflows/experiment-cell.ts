@@ -10,11 +10,15 @@ const bookkeeping = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
 });
 
-/** Scoring may ask an LLM judge or the embedder: it heartbeats, so a dead worker is noticed in seconds. */
+/**
+ * Scoring may ask an LLM judge or the embedder: it heartbeats, so a dead worker is noticed in seconds.
+ * Retried without limit like the bookkeeping: a scorer's own failure is a result (a failed cell), so
+ * what is retried is the database or the worker, and giving up would lose a run that happened.
+ */
 const scoring = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 },
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
 });
 
 /**

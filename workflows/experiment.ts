@@ -61,7 +61,7 @@ class ExperimentState {
     const ref = { tenantId: this.input.tenantId, experimentId: this.input.experimentId };
     let outcome: 'done' | 'continue';
     try {
-      if (this.input.resumeAfterSeq === undefined) await bookkeeping.beginExperiment(ref);
+      if (this.input.resumeAfterSeq === undefined && !(await bookkeeping.beginExperiment(ref))) return;
       outcome = await this.startCells();
       if (outcome === 'done') await bookkeeping.finishExperiment({ ...ref, status: 'completed' });
     } catch (err) {
@@ -72,9 +72,11 @@ class ExperimentState {
         });
         throw err;
       }
-      await CancellationScope.nonCancellable(() =>
-        bookkeeping.finishExperiment({ ...ref, status: 'failed', error: { code: 'experiment_error', message: failureMessageOf(err) } }),
-      );
+      await CancellationScope.nonCancellable(async () => {
+        // Its cells would be terminated with it, their runs left running: let them end first.
+        await this.allCellsSettled();
+        await bookkeeping.finishExperiment({ ...ref, status: 'failed', error: { code: 'experiment_error', message: failureMessageOf(err) } });
+      });
       throw err;
     }
     // Outside the try: continuing as new is done by throwing, and that is not the experiment failing.

@@ -17,13 +17,19 @@ export interface ExperimentRef {
   experimentId: string;
 }
 
-/** queued → running. */
-export async function beginExperiment(db: Db, ref: ExperimentRef): Promise<void> {
-  await withTenant(db, ref.tenantId, async (tx) => {
-    await markExperimentRunning(tx, ref.tenantId, ref.experimentId);
+/**
+ * queued → running. Answers whether the workflow should run the experiment: false when its record is gone
+ * (its agent was deleted) or has already ended (recorded failed by an API that could not tell the start
+ * had worked, or cancelled before the workflow began).
+ */
+export async function beginExperiment(db: Db, ref: ExperimentRef): Promise<boolean> {
+  return withTenant(db, ref.tenantId, async (tx) => {
+    const status = await markExperimentRunning(tx, ref.tenantId, ref.experimentId);
+    if (status !== 'running') return false;
     await appendExperimentEvents(tx, ref.tenantId, ref.experimentId, [
       { type: 'experiment.started', dedupeKey: 'experiment.started', data: { experiment_id: ref.experimentId } },
     ]);
+    return true;
   });
 }
 

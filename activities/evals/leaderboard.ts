@@ -5,7 +5,8 @@ import type { CellScore, CellStatus } from '../../db/schema.js';
 /**
  * An experiment's leaderboard, computed on read from its cells, so a running experiment shows its
  * partial ranking. "Done" cells are the completed and the failed ones: a failed cell counts as not
- * passed; scorer means are over the completed cells that have that score.
+ * passed. Each scorer's mean is over the completed cells that have its score; the primary score, which
+ * ranks, also counts each failed cell as 0, so a variant whose runs fail cannot rank on its survivors.
  */
 
 export interface LeaderboardInput {
@@ -64,7 +65,7 @@ function variantRow(name: string, index: number, cells: CellOutcome[], input: Le
   }
   const scores = Object.fromEntries([...scoreLists].map(([scorer, values]) => [scorer, summarize(values, input.repeats > 1)]));
   const passRate = done.length === 0 ? null : done.filter((cell) => cell.passed === true).length / done.length;
-  const primary = input.primaryScorer === null ? passRate : (scores[input.primaryScorer]?.mean ?? null);
+  const primary = input.primaryScorer === null ? passRate : primaryScore(done, input.primaryScorer);
 
   const latencies = done.flatMap((cell) => (cell.latency_ms === null ? [] : [cell.latency_ms])).sort((a, b) => a - b);
   return {
@@ -83,6 +84,15 @@ function variantRow(name: string, index: number, cells: CellOutcome[], input: Le
       total: sumOrNull(done.map((cell) => cell.total_tokens)),
     },
   };
+}
+
+/** The primary scorer's mean over the done cells that have its score, each failed cell counting 0. */
+function primaryScore(done: CellOutcome[], scorer: string): number | null {
+  const values = done.flatMap((cell) => {
+    const score = (cell.scores as Record<string, CellScore> | null)?.[scorer]?.score;
+    return score !== undefined ? [cell.status === 'failed' ? 0 : score] : cell.status === 'failed' ? [0] : [];
+  });
+  return values.length === 0 ? null : values.reduce((sum, v) => sum + v, 0) / values.length;
 }
 
 function summarize(values: number[], withInterval: boolean): ScorerSummary {
@@ -116,9 +126,12 @@ function sumOrNull(values: Array<number | null>): number | null {
   return sum;
 }
 
+/** Scores within this of each other tie (sums in another order differ in the last bits), and cost decides. */
+const SCORE_EPSILON = 1e-9;
+
 function compareDescNullsLast(a: number | null, b: number | null): number {
   if (a === null || b === null) return a === b ? 0 : a === null ? 1 : -1;
-  return b - a;
+  return Math.abs(a - b) <= SCORE_EPSILON ? 0 : b - a;
 }
 
 function compareAscNullsLast(a: Decimal | null, b: Decimal | null): number {
@@ -158,8 +171,8 @@ export function compareWithBaseline(
   for (const [caseId, value] of mine) {
     const before = theirs.get(caseId);
     if (before === undefined) continue;
-    if (value < before - 1e-9) regressed.push(caseId);
-    else if (value > before + 1e-9) improved.push(caseId);
+    if (value < before - SCORE_EPSILON) regressed.push(caseId);
+    else if (value > before + SCORE_EPSILON) improved.push(caseId);
     else unchanged += 1;
   }
   return { regressed, improved, unchanged };

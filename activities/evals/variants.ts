@@ -4,7 +4,8 @@ import type { AgentGraph, StoredVariant } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { parseModelId } from '../models/model-id.js';
 import { MODEL_PROVIDERS } from '../models/provider.js';
-import { resolveNodes } from '../runs/plan.js';
+import { resolveGuardrails, resolveNodes } from '../runs/plan.js';
+import type { PlanNode } from '../runs/types.js';
 
 /**
  * An experiment's variants, resolved once when it is created: each names what it changes of the agent
@@ -62,13 +63,30 @@ async function resolveVariant(
     if (seen.has(node.id)) return { problems: [{ field: `${field}.graph`, message: `duplicate node id '${node.id}'` }] };
     seen.add(node.id);
   }
+  let nodes: PlanNode[];
   try {
-    await resolveNodes(tx, tenantId, graph);
+    nodes = await resolveNodes(tx, tenantId, graph);
+    await resolveGuardrails(tx, tenantId, graph);
   } catch (err) {
     if (!(err instanceof ApplicationFailure)) throw err;
     return { problems: [{ field, message: err.message }] };
   }
-  return { resolved: { agent_version_id: version.id, version: version.version, graph } };
+  for (const node of nodes) {
+    const problem = modelProblem(node.model);
+    if (problem) return { problems: [{ field, message: `node '${node.id}': ${problem}` }] };
+  }
+  return { resolved: { agent_version_id: version.id, version: version.version, graph: pinPromptVersions(graph, nodes) } };
+}
+
+/** Every node's prompt at the version resolved now, so a prompt edited mid-experiment changes no later cell. */
+function pinPromptVersions(graph: AgentGraph, nodes: PlanNode[]): AgentGraph {
+  for (const node of graph.nodes) {
+    const use = nodes.find((resolved) => resolved.id === node.id)?.prompt;
+    if (!use) continue;
+    const spec = typeof node.prompt === 'object' && node.prompt !== null ? (node.prompt as Record<string, unknown>) : {};
+    node.prompt = { ...spec, name: use.name, version: use.version };
+  }
+  return graph;
 }
 
 function modelProblem(model: string): string | undefined {

@@ -32,7 +32,7 @@ export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
     await markRunRunning(tx, ref.tenantId, ref.runId, { prompts, model: nodes[0]!.model });
     await appendRunEvents(tx, ref.tenantId, ref.runId, [{ type: 'run.started', dedupeKey: 'run.started', data: { run_id: ref.runId } }]);
     const facing = (target: 'input' | 'output') => guardrails.filter((g) => g.target === target || g.target === 'both');
-    return { ...ref, agentId: run.agent_id, input: run.input, nodes, history, inputGuardrails: facing('input'), outputGuardrails: facing('output') };
+    return { ...ref, agentId: run.agent_id, input: run.input, source: run.source, nodes, history, inputGuardrails: facing('input'), outputGuardrails: facing('output') };
   });
 }
 

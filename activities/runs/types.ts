@@ -49,6 +49,8 @@ export interface RunPlan extends RunRef {
   /** The guardrails in force, read once at the start: all enabled ones, or those the graph names. */
   inputGuardrails: Guardrail[];
   outputGuardrails: Guardrail[];
+  /** `eval` for an experiment's run, where no one answers `ask_human` (absent from plans recorded before evals). */
+  source?: string;
 }
 
 export interface ModelTurnInput extends RunRef {

@@ -13,11 +13,36 @@ export async function readJsonBody(ctx: Koa.Context): Promise<unknown> {
   if (!ctx.is('application/json', '+json')) {
     throw new ApiError('unsupported_media_type', 'request body must be application/json');
   }
+  let body: unknown;
   try {
-    return JSON.parse(bytes.toString('utf8'));
+    body = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
     throw new ApiError('invalid_request', `malformed JSON body: ${(err as Error).message}`, { fields: [] });
   }
+  if (nestingDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw new ApiError('invalid_request', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`, { fields: [] });
+  }
+  return body;
+}
+
+/**
+ * How deep arrays and objects may nest. JSON.parse takes far deeper text than JSON.stringify (a stack
+ * overflow) or Postgres' jsonb (its stack depth limit) can handle afterwards, which would be a 500.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The nesting depth of a parsed JSON value, counted without recursion and given up beyond `limit`. */
+function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > limit) return deepest;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 /** The raw request body, refused with 413 as soon as it declares or reaches more than JSON_BODY_LIMIT bytes. */

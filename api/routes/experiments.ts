@@ -1,6 +1,8 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { finishExperiment } from '../../activities/evals/experiment-lifecycle.js';
 import { compareWithBaseline, leaderboard, type BaselineComparison } from '../../activities/evals/leaderboard.js';
+import type { ScorerConfig } from '../../activities/evals/scorers/types.js';
+import { expectedProblems } from '../../activities/evals/scorers/validate.js';
 import { resolveVariants, type VariantSpec } from '../../activities/evals/variants.js';
 import { listAllCases } from '../../db/eval-cases.js';
 import { lockSuite } from '../../db/eval-suites.js';
@@ -8,7 +10,7 @@ import { countCellsByStatus, insertCells, listCellOutcomes, listCells, sumCellUs
 import { EXPERIMENT_TERMINAL_EVENTS, readExperimentEvents } from '../../db/experiment-events.js';
 import { deleteExperimentById, findExperiment, insertExperiment, isExperimentFinished, listExperimentsPage, updateExperiment } from '../../db/experiments.js';
 import type { Experiment, ExperimentCell, ExperimentStatus, StoredScorer } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant-transaction.js';
+import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import {
   DEFAULT_EXPERIMENT_CONCURRENCY,
   EXPERIMENT_TASK_QUEUE,
@@ -198,12 +200,23 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
       const resolved = await resolveVariants(tx, caller.tenantId, suite.agent_id, body.variants, 'body.variants');
       if ('problems' in resolved) problems.push(...resolved.problems);
       const scorerNames = new Set([suite.scorers, ...cases.map((c) => c.scorers ?? [])].flat().map(scorerName));
-      const primaryScorer = body.primary_scorer ?? (suite.scorers[0] ? scorerName(suite.scorers[0]) : null);
+      // Default: the first scorer of the suite, or of the first case when the cases bring their own.
+      const firstScorer = suite.scorers[0] ?? cases.find((c) => c.scorers?.length)?.scorers?.[0];
+      const primaryScorer = body.primary_scorer ?? (firstScorer ? scorerName(firstScorer) : null);
       if (body.primary_scorer !== undefined && !scorerNames.has(body.primary_scorer)) {
         problems.push({ field: 'body.primary_scorer', message: `no scorer of the suite or its cases is named '${body.primary_scorer}'` });
       }
-      if (body.baseline_experiment_id !== undefined && !(await findExperiment(tx, caller.tenantId, body.baseline_experiment_id))) {
-        problems.push({ field: 'body.baseline_experiment_id', message: `experiment '${body.baseline_experiment_id}' not found` });
+      if (body.baseline_experiment_id !== undefined) {
+        const baseline = await findExperiment(tx, caller.tenantId, body.baseline_experiment_id);
+        if (!baseline) problems.push({ field: 'body.baseline_experiment_id', message: `experiment '${body.baseline_experiment_id}' not found` });
+        else if (baseline.suite_id !== suite.id) {
+          problems.push({ field: 'body.baseline_experiment_id', message: `experiment '${baseline.id}' ran suite '${baseline.suite_name}', not this one: cases compare within a suite` });
+        }
+      }
+      // The suite's scorers may have changed since its cases were added: each case's expected value must still suit them.
+      for (const c of cases) {
+        problems.push(...expectedProblems((c.scorers ?? suite.scorers) as ScorerConfig[], c.expected ?? null, `case ${c.id} expected`));
+        if (problems.length >= 20) break;
       }
       if (problems.length > 0) throw invalidRequest(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
       if (!('variants' in resolved)) throw new Error('unreachable: variants resolved without problems');
@@ -248,15 +261,28 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
         ],
       });
     } catch (err) {
-      // Nothing will run it: the record says so rather than waiting `queued` forever.
-      const message = `the experiment's workflow could not be started: ${err instanceof Error ? err.message : String(err)}`;
-      await finishExperiment(deps.db, { tenantId: caller.tenantId, experimentId: created.id, status: 'failed', error: { code: 'unavailable', message } });
-      throw new ApiError('unavailable', message);
+      if (!(await workflowExists(deps.temporal, created.id))) {
+        // Nothing will run it: the record says so rather than waiting `queued` forever (and a workflow
+        // that did start after all finds it ended and stops: activities/evals/experiment-lifecycle.ts).
+        const message = `the experiment's workflow could not be started: ${err instanceof Error ? err.message : String(err)}`;
+        await finishExperiment(deps.db, { tenantId: caller.tenantId, experimentId: created.id, status: 'failed', error: { code: 'unavailable', message } });
+        throw new ApiError('unavailable', message);
+      }
     }
     const [json] = await tenant((tx) => experimentsJson(tx, caller.tenantId, [created]));
     return { status: 201, body: { experiment: json } };
   },
 });
+
+/** Whether the workflow exists: a start that failed on the way back (a timeout) may still have started it. */
+async function workflowExists(temporal: Client, workflowId: string): Promise<boolean> {
+  try {
+    await temporal.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** EXPERIMENT_CELLS_PER_WORKFLOW_RUN: how often an experiment's workflow continues as new (workflows/experiment.ts). */
 function cellsPerWorkflowRun(env: NodeJS.ProcessEnv = process.env): number | undefined {
@@ -289,15 +315,23 @@ export const listExperiments = defineOperation<Record<string, never>, { suite?: 
   handler: async ({ query, caller, tenant }) => {
     const body = await tenant(async (tx) => {
       const agentId = query.agent === undefined ? undefined : (await agentOr404(tx, caller.tenantId, query.agent)).id;
-      // A deleted suite's id still filters: its experiments remain.
-      const suiteId =
-        query.suite === undefined ? undefined : query.suite.startsWith('sui_') ? query.suite : (await suiteOr404(tx, caller.tenantId, query.suite, query.agent)).id;
+      const suiteId = query.suite === undefined ? undefined : await suiteFilter(tx, caller.tenantId, query.suite, query.agent);
       const { items, nextCursor } = await listExperimentsPage(tx, caller.tenantId, { agentId, suiteId, status: query.status }, query);
       return { experiments: await experimentsJson(tx, caller.tenantId, items), next_cursor: nextCursor };
     });
     return { status: 200, body };
   },
 });
+
+/** The suite a `suite` filter names: a suite's id or name, or the id of a deleted suite (its experiments remain). */
+async function suiteFilter(tx: TenantTx, tenantId: string, ref: string, agentRef: string | undefined): Promise<string> {
+  try {
+    return (await suiteOr404(tx, tenantId, ref, agentRef)).id;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'not_found' && ref.startsWith('sui_')) return ref;
+    throw err;
+  }
+}
 
 const leaderboardRowSchema: JsonSchema = {
   type: 'object',
@@ -336,7 +370,7 @@ const leaderboardRowSchema: JsonSchema = {
 
 const matrixCellSchema: JsonSchema = {
   type: 'object',
-  required: ['cell_id', 'variant', 'repeat', 'status', 'run_id', 'output', 'scores', 'passed', 'latency_ms', 'cost_usd', 'error'],
+  required: ['cell_id', 'variant', 'repeat', 'status', 'run_id', 'output', 'scores', 'passed', 'latency_ms', 'usage', 'cost_usd', 'error', 'started_at', 'ended_at'],
   properties: {
     cell_id: { type: 'string' },
     variant: { type: 'string' },
@@ -347,8 +381,16 @@ const matrixCellSchema: JsonSchema = {
     scores: { type: ['object', 'null'], description: 'Scorer name → {score, passed, reason}.' },
     passed: { type: ['boolean', 'null'] },
     latency_ms: nullableCount,
+    usage: {
+      type: 'object',
+      required: ['prompt_tokens', 'completion_tokens', 'total_tokens'],
+      properties: { prompt_tokens: nullableCount, completion_tokens: nullableCount, total_tokens: nullableCount },
+      description: "The run's tokens plus any LLM judge's.",
+    },
     cost_usd: decimalOrNull,
     error: { type: ['object', 'null'] },
+    started_at: { type: ['string', 'null'], format: 'date-time' },
+    ended_at: { type: ['string', 'null'], format: 'date-time' },
   },
 };
 
@@ -439,8 +481,11 @@ function matrix(experiment: Experiment, cells: ExperimentCell[]) {
       scores: cell.scores,
       passed: cell.passed,
       latency_ms: cell.latency_ms,
+      usage: { prompt_tokens: cell.prompt_tokens, completion_tokens: cell.completion_tokens, total_tokens: cell.total_tokens },
       cost_usd: cell.cost_usd,
       error: cell.error,
+      started_at: cell.started_at?.toISOString() ?? null,
+      ended_at: cell.ended_at?.toISOString() ?? null,
     });
   }
   return rows;
@@ -535,17 +580,21 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
     '`Last-Event-ID` (or `?after=`) to get exactly the rest.',
   access: 'key',
   params: experimentParams,
-  query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0 } } },
+  query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: 2_147_483_647 } } },
   errors: ['not_found'],
   responses: { 200: { description: 'Server-Sent Events', contentType: 'text/event-stream', schema: { type: 'string' } } },
   handler: async ({ params, query, caller, tenant, deps, koa }) => {
     const experiment = await tenant((tx) => experimentOr404(tx, caller.tenantId, params.id));
     const lastEventId = koa.get('Last-Event-ID');
-    const after = /^\d+$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
+    const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
     return streamEventLog(koa, experiment.id, after, {
       hub: deps.experimentEvents,
       read: (afterSeq) => readExperimentEvents(deps.db, caller.tenantId, experiment.id, afterSeq),
       endsAfter: (event) => EXPERIMENT_TERMINAL_EVENTS.has(event.type),
+      isOver: async () => {
+        const current = await withTenant(deps.db, caller.tenantId, (tx) => findExperiment(tx, caller.tenantId, experiment.id));
+        return current === undefined || isExperimentFinished(current.status);
+      },
     });
   },
 });

@@ -21,7 +21,8 @@ export interface CellScores {
  * failure. Only cancellation (an aborted `context.signal`) rejects.
  */
 export async function scoreCell(scorers: ScorerConfig[], subject: ScoringSubject, context: ScoreContext): Promise<CellScores> {
-  const scores: Record<string, Score> = {};
+  // A Map, not an object: a scorer named like an Object.prototype key must still be a plain entry.
+  const scores = new Map<string, Score>();
   const failures: string[] = [];
   for (const config of scorers) {
     context.signal.throwIfAborted();
@@ -29,14 +30,14 @@ export async function scoreCell(scorers: ScorerConfig[], subject: ScoringSubject
     try {
       const score = await scoreOne(config, subject, context);
       if (!(score.score >= 0 && score.score <= 1)) throw new Error(`it answered the score ${score.score}, which is not in [0, 1]`);
-      scores[name] = score;
+      scores.set(name, score);
     } catch (err) {
       if (context.signal.aborted) throw err; // the activity was cancelled: not the scorer's failure
       failures.push(`scorer '${name}' failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
   const failure = failures.length > 0 ? failures.join('; ') : null;
-  return { scores, passed: failure === null && Object.values(scores).every((score) => score.passed), failure };
+  return { scores: Object.fromEntries(scores), passed: failure === null && [...scores.values()].every((score) => score.passed), failure };
 }
 
 async function scoreOne(config: ScorerConfig, subject: ScoringSubject, context: ScoreContext): Promise<Score> {

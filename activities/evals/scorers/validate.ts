@@ -76,6 +76,11 @@ function duplicateNameProblems(scorers: unknown[], path: string): ScorerConfigPr
     if (!isPlainObject(scorer)) return;
     const name = typeof scorer.name === 'string' ? scorer.name : typeof scorer.type === 'string' ? scorer.type : undefined;
     if (name === undefined) return;
+    if (name === '__proto__') {
+      // Scores are keyed by name in JSON objects, where this key would set the prototype instead.
+      problems.push({ field: `${path}[${index}].name`, message: "may not be '__proto__'" });
+      return;
+    }
     const first = firstIndex.get(name);
     if (first === undefined) {
       firstIndex.set(name, index);
