@@ -1,8 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { withTenant } from '../db/tenant-transaction.js';
-import type { Platform } from '../workers/platform.js';
 import { parseFrame, type SseFrame } from '../test/support/sse.js';
 import { startBenchPlatform } from './bench-platform.js';
 import type { Benchmark, BenchmarkResult } from './run.js';
@@ -15,15 +13,15 @@ import { percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEn
  * short text turn; its suite's cases are scored with `contains`.
  *
  * 1. THROUGHPUT, at each of BENCH_EXP_CONCURRENCIES (default "8,32"): an experiment of BENCH_EXP_CELLS
- *    cells (default 100: that many cases, one variant, one repeat; 20–30 s on 2 cores with PGlite, where
- *    cells and runs both go at 3–5 per second) at that concurrency, timed from just
+ *    cells (default 100: that many cases, one variant, one repeat; 15–30 s on 2 cores with PGlite, where
+ *    cells and runs go at 3–6 per second) at that concurrency, timed from just
  *    before POST /v1/evals/experiments until a GET (polled every THROUGHPUT_POLL_MS) shows `completed`;
  *    cells per second of that wall time. BASELINE: BENCH_EXP_CELLS bare runs of the same agent with the
  *    same inputs through POST /v1/agents/{id}/runs, at most that many in flight, each stream read to
  *    `run.completed`; runs per second from the first request to the last end. BENCH_EXP_ROUNDS (default
  *    2) rounds per concurrency, in the order baseline, experiment, then experiment, baseline, … so drift in
  *    the machine's load hits both; the rates are over all rounds (samples / summed wall time). Per-cell
- *    latencies are the cells' own started_at → ended_at (run and scoring), read from the database.
+ *    latencies are the cells' own started_at → ended_at (run and scoring), read from the results matrix.
  * 2. CANCEL, BENCH_EXP_CANCEL_SAMPLES times (default 10): an experiment of CANCEL_CASES cells whose
  *    scripted turn takes BENCH_EXP_CANCEL_DELAY_MS (default 2000), at concurrency CANCEL_CONCURRENCY; once
  *    GET shows that many cells running, SETTLE_MS later DELETE /v1/evals/experiments/{id}, then GET is
@@ -37,12 +35,12 @@ import { percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEn
  *    running cells on purpose). Samples alternate experiment, run.
  * 3. RESULTS at scale: an experiment of BENCH_EXP_BIG_CASES cases (default 2500) × BENCH_EXP_BIG_VARIANTS
  *    variants (default 2) = 5,000 cells run through the real workflow at concurrency 32 (its wall time
- *    and cells/s are a side figure), then BENCH_EXP_GET_SAMPLES rounds (default 100) of GET
- *    /v1/evals/experiments/{id}?results=true, GET /v1/evals/experiments/{id} (leaderboard only) and GET
- *    /v1/runs?limit=200 (the BASELINES; 200 api runs of part 1), each timed from the request to its body
- *    read. The longest history among the experiment workflow's runs (its continue-as-new chain, walked
- *    back from the latest run through `continuedExecutionRunId`) is reported beside Temporal's 50k limit
- *    and EXPERIMENT_CELLS_PER_WORKFLOW_RUN.
+ *    and cells/s are a side figure; polled every BIG_POLL_MS), then BENCH_EXP_GET_SAMPLES rounds
+ *    (default 100) of GET /v1/evals/experiments/{id}?results=true, GET /v1/evals/experiments/{id}
+ *    (leaderboard only) and GET /v1/runs?limit=200 (the BASELINES; a page of part 1's api runs), each
+ *    timed from the request to its body read. The longest history among the experiment workflow's runs
+ *    (its continue-as-new chain, walked back from the latest run through `continuedExecutionRunId`) is
+ *    reported beside Temporal's 50k limit and EXPERIMENT_CELLS_PER_WORKFLOW_RUN.
  *
  * BENCH_EXP_WARMUP (default 10) runs and one experiment of that many cells go first, unmeasured. The run
  * endpoint allows 60 requests per 60 s per API key, so baseline runs use fresh standard keys, each for at
@@ -64,6 +62,8 @@ const CANCEL_CASES = 16;
 /** After the cells are running (or the run started), so their model calls are in flight when cancelled. */
 const SETTLE_MS = 300;
 const BIG_CONCURRENCY = 32;
+/** The 5,000-cell experiment is polled less often: each GET reads all its cells. */
+const BIG_POLL_MS = 1000;
 const CASES_PER_REQUEST = 1000;
 const TIMEOUT_MS = 30 * 60_000;
 const ANSWER = 'The capital of France is Paris.';
@@ -116,7 +116,6 @@ async function runExperiments(): Promise<BenchmarkResult> {
   try {
     const { platform, workspace } = bench;
     const api = new Api(platform.apiUrl, workspace.apiKey);
-    const db = new CellTimes(platform, workspace.tenantId);
 
     const fastAgent = await api.publishAgent('bench-exp-fast', [{ text: ANSWER }]);
     const slowAgent = await api.publishAgent('bench-exp-slow', [{ text: ANSWER, delay_ms: settings.cancelDelayMs }]);
@@ -129,7 +128,7 @@ async function runExperiments(): Promise<BenchmarkResult> {
     if (warmupSuite) {
       console.log(`[bench] warming up: ${settings.warmup} runs, one experiment of ${settings.warmup} cells...`);
       await runsAtConcurrency(api, fastAgent, inputs.slice(0, settings.warmup), 4);
-      await timedExperiment(api, db, warmupSuite, 4);
+      await timedExperiment(api, warmupSuite, 4);
     }
 
     // ---- 1. throughput ----
@@ -147,7 +146,7 @@ async function runExperiments(): Promise<BenchmarkResult> {
             runs.add(measured);
             rounds.push({ round: round + 1, subject, per_s: round2(measured.latencies.length / (measured.wallMs / 1000)), errors: measured.errors });
           } else {
-            const measured = await timedExperiment(api, db, fastSuite, concurrency);
+            const measured = await timedExperiment(api, fastSuite, concurrency);
             cells.add(measured);
             rounds.push({ round: round + 1, subject, per_s: round2(measured.latencies.length / (measured.wallMs / 1000)), errors: measured.errors, server_s: measured.serverS, experiment_id: measured.experimentId });
           }
@@ -185,7 +184,7 @@ async function runExperiments(): Promise<BenchmarkResult> {
     let runCancelErrors = 0;
     for (let i = 0; i < settings.cancelSamples; i++) {
       try {
-        const sample = await experimentCancel(api, db, slowSuite);
+        const sample = await experimentCancel(api, slowSuite);
         expCancel.push(sample.latencyMs);
         waitForRunning.push(sample.waitForRunningMs);
         windDown.push(sample.windDownMs);
@@ -211,7 +210,7 @@ async function runExperiments(): Promise<BenchmarkResult> {
     const bigInputs = Array.from({ length: settings.bigCases }, (_, i) => `What is the capital of France? (big ${i + 1})`);
     const bigSuite = await api.createSuite(fastAgent, 'bench-big', bigInputs);
     const variants = Array.from({ length: settings.bigVariants }, (_, i) => ({ name: `variant-${i + 1}`, graph: scriptedGraph([{ text: ANSWER }]) }));
-    const big = await timedExperiment(api, db, bigSuite, BIG_CONCURRENCY, { variants, pollMs: 1000 });
+    const big = await timedExperiment(api, bigSuite, BIG_CONCURRENCY, { variants, pollMs: BIG_POLL_MS });
     const history = await historyOfChain(platform.temporal, big.experimentId);
 
     console.log(`[bench] results: ${settings.getSamples} rounds of GET ?results=true, GET, GET /v1/runs?limit=200...`);
@@ -329,6 +328,7 @@ async function runExperiments(): Promise<BenchmarkResult> {
         big_cases: settings.bigCases,
         big_variants: settings.bigVariants,
         big_concurrency: BIG_CONCURRENCY,
+        big_poll_ms: BIG_POLL_MS,
         get_samples: settings.getSamples,
         warmup: settings.warmup,
         runs_per_api_key: KEY_USES,
@@ -463,7 +463,6 @@ async function runsAtConcurrency(api: Api, agentId: string, inputs: string[], co
 /** An experiment of the suite at `concurrency`, timed from just before its POST until a GET shows it completed. */
 async function timedExperiment(
   api: Api,
-  db: CellTimes,
   suiteId: string,
   concurrency: number,
   options: { variants?: unknown[]; pollMs?: number } = {},
@@ -481,14 +480,14 @@ async function timedExperiment(
   const wallMs = performance.now() - t0;
   const { experiment } = body;
   if (experiment.status !== 'completed') throw new Error(`experiment ${id} ended ${experiment.status}: ${JSON.stringify(experiment.error)}`);
-  const cells = await db.cells(id);
+  const cells = await api.cells(id);
   const latencies = cells.filter((c) => c.status === 'completed').map((c) => c.ended_at!.getTime() - c.started_at!.getTime());
   const serverS = round2((Date.parse(experiment.ended_at) - Date.parse(experiment.created_at)) / 1000);
   return { experimentId: id, latencies, wallMs, errors: cells.length - latencies.length, serverS };
 }
 
 /** DELETE of an experiment with CANCEL_CONCURRENCY cells mid-turn; timed until GET shows it cancelled. */
-async function experimentCancel(api: Api, db: CellTimes, suiteId: string) {
+async function experimentCancel(api: Api, suiteId: string) {
   const created = await api.json('POST', '/v1/evals/experiments', { suite: suiteId, variants: [{ name: 'published' }], concurrency: CANCEL_CONCURRENCY }, [201]);
   const id: string = created.experiment.id;
   const startedBy = Date.now() + 60_000;
@@ -517,7 +516,7 @@ async function experimentCancel(api: Api, db: CellTimes, suiteId: string) {
   const seenAt = deleteSentAt + latencyMs;
 
   // The cells that were running at the DELETE finish and count; the rest are skipped.
-  const cells = await db.cells(id);
+  const cells = await api.cells(id);
   const finished = cells.filter((c) => c.status === 'completed' || c.status === 'failed');
   const lastEnd = Math.max(...finished.map((c) => c.ended_at!.getTime()));
   const counts = Object.fromEntries(['completed', 'failed', 'skipped', 'pending', 'running'].map((s) => [s, cells.filter((c) => c.status === s).length]));
@@ -573,25 +572,6 @@ async function historyOfChain(temporal: Client, experimentId: string) {
   return { runs: runs.reverse(), longest: Math.max(...runs.map((r) => r.history_events)) };
 }
 
-/** The cells' own timestamps, read straight from the database (the API's matrix leaves them out). */
-class CellTimes {
-  constructor(
-    private readonly platform: Platform,
-    private readonly tenantId: string,
-  ) {}
-
-  cells(experimentId: string) {
-    return withTenant(this.platform.db, this.tenantId, (tx) =>
-      tx
-        .selectFrom('experiment_cells')
-        .select(['status', 'started_at', 'ended_at'])
-        .where('tenant_id', '=', this.tenantId)
-        .where('experiment_id', '=', experimentId)
-        .execute(),
-    );
-  }
-}
-
 // ---- the API over HTTP ----
 
 /** Keys to spread run requests over: round-robin, none used more than KEY_USES times. */
@@ -635,6 +615,18 @@ class Api {
         return keys[used++ % keys.length]!;
       },
     };
+  }
+
+  /** The experiment's cells with their status and own timestamps, from its results matrix. */
+  async cells(experimentId: string): Promise<Array<{ status: string; started_at: Date | null; ended_at: Date | null }>> {
+    const { results } = await this.json('GET', `/v1/evals/experiments/${experimentId}?results=true`);
+    return results.flatMap((row: { cells: Array<{ status: string; started_at: string | null; ended_at: string | null }> }) =>
+      row.cells.map((cell) => ({
+        status: cell.status,
+        started_at: cell.started_at === null ? null : new Date(cell.started_at),
+        ended_at: cell.ended_at === null ? null : new Date(cell.ended_at),
+      })),
+    );
   }
 
   /** A GET timed from the request to its body read. */

@@ -199,26 +199,57 @@ export interface CellUsageSum {
   cost_usd: string | null;
 }
 
-/** What the leaderboard reads of each finished or running cell: no outputs, so it stays cheap at thousands of cells. */
-export async function listCellOutcomes(tx: TenantTx, tenantId: string, experimentId: string) {
-  return tx
-    .selectFrom('experiment_cells')
-    .select(['case_id', 'variant_index', 'status', 'scores', 'passed', 'latency_ms', 'prompt_tokens', 'completion_tokens', 'total_tokens', sql<string | null>`cost_usd::text`.as('cost_usd')])
-    .where('tenant_id', '=', tenantId)
-    .where('experiment_id', '=', experimentId)
-    .orderBy('seq')
-    .execute();
+/**
+ * What the leaderboard reads of each cell, in order: no outputs. Built as one JSON document by Postgres:
+ * decoding thousands of rows field by field costs far more than parsing one text (PGlite most of all).
+ */
+export async function cellOutcomesJson(tx: TenantTx, tenantId: string, experimentId: string): Promise<string> {
+  const { cells } = await sql<{ cells: string }>`
+    select coalesce(json_agg(json_build_object(
+      'case_id', case_id, 'variant_index', variant_index, 'status', status, 'scores', scores, 'passed', passed,
+      'latency_ms', latency_ms, 'prompt_tokens', prompt_tokens, 'completion_tokens', completion_tokens,
+      'total_tokens', total_tokens, 'cost_usd', cost_usd::text) order by seq), '[]')::text as cells
+    from experiment_cells where tenant_id = ${tenantId} and experiment_id = ${experimentId}`
+    .execute(tx)
+    .then((result) => result.rows[0]!);
+  return cells;
 }
 
-export type CellOutcome = Awaited<ReturnType<typeof listCellOutcomes>>[number];
+export interface CellOutcome {
+  case_id: string;
+  variant_index: number;
+  status: CellStatus;
+  scores: Record<string, CellScore> | null;
+  passed: boolean | null;
+  latency_ms: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  cost_usd: string | null;
+}
 
-/** Every cell with its output, in order: the results matrix. `cost_usd` is read as text, exact on every driver. */
-export async function listCells(tx: TenantTx, tenantId: string, experimentId: string): Promise<ExperimentCell[]> {
-  return tx
-    .selectFrom('experiment_cells')
-    .select([...CELL_COLUMNS, sql<string | null>`cost_usd::text`.as('cost_usd')])
-    .where('tenant_id', '=', tenantId)
-    .where('experiment_id', '=', experimentId)
-    .orderBy('seq')
-    .execute();
+/** A timestamp as the API writes it (`toISOString()`), from SQL. */
+const isoTime = (column: string) => sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+
+/**
+ * The results matrix as the API answers it, as JSON text: a row per case in suite order, each with its
+ * cells by variant (named from `variantNames`) and repeat. One JSON document from Postgres, as above.
+ */
+export async function cellMatrixJson(tx: TenantTx, tenantId: string, experimentId: string, variantNames: string[]): Promise<string> {
+  const { matrix } = await sql<{ matrix: string }>`
+    select coalesce(json_agg(json_build_object('case_id', case_id, 'input', input, 'expected', expected, 'cells', cells) order by case_index), '[]')::text as matrix
+    from (
+      select case_id, case_index, min(input) as input, (array_agg(expected))[1] as expected,
+        json_agg(json_build_object(
+          'cell_id', id, 'variant', ${JSON.stringify(variantNames)}::jsonb ->> variant_index, 'repeat', repeat, 'status', status,
+          'run_id', run_id, 'output', output, 'scores', scores, 'passed', passed, 'latency_ms', latency_ms,
+          'usage', json_build_object('prompt_tokens', prompt_tokens, 'completion_tokens', completion_tokens, 'total_tokens', total_tokens),
+          'cost_usd', cost_usd::text, 'error', error, 'started_at', ${isoTime('started_at')}, 'ended_at', ${isoTime('ended_at')}
+        ) order by variant_index, repeat) as cells
+      from experiment_cells where tenant_id = ${tenantId} and experiment_id = ${experimentId}
+      group by case_id, case_index
+    ) per_case`
+    .execute(tx)
+    .then((result) => result.rows[0]!);
+  return matrix;
 }

@@ -8,6 +8,12 @@ import type { TenantTx } from './tenant-transaction.js';
  * hold the results; its `last_event_seq` is advanced by db/experiment-events.ts.
  */
 
+/** Every column but the snapshots, which only the read of a finished experiment's results wants. */
+const EXPERIMENT_COLUMNS = [
+  'id', 'tenant_id', 'agent_id', 'suite_id', 'suite_name', 'name', 'description', 'variants', 'repeats', 'concurrency', 'primary_scorer',
+  'baseline_experiment_id', 'status', 'error', 'case_count', 'cell_count', 'last_event_seq', 'created_at', 'updated_at', 'started_at', 'ended_at',
+] as const;
+
 export const EXPERIMENT_TERMINAL_STATUSES = ['completed', 'cancelled', 'failed'] as const satisfies readonly ExperimentStatus[];
 
 export function isExperimentFinished(status: ExperimentStatus): boolean {
@@ -52,12 +58,12 @@ export async function insertExperiment(tx: TenantTx, tenantId: string, experimen
       started_at: null,
       ended_at: null,
     })
-    .returningAll()
+    .returning(EXPERIMENT_COLUMNS)
     .executeTakeFirstOrThrow();
 }
 
 export async function findExperiment(tx: TenantTx, tenantId: string, experimentId: string): Promise<Experiment | undefined> {
-  return tx.selectFrom('experiments').selectAll().where('id', '=', experimentId).where('tenant_id', '=', tenantId).executeTakeFirst();
+  return tx.selectFrom('experiments').select(EXPERIMENT_COLUMNS).where('id', '=', experimentId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
 export interface ExperimentFilter {
@@ -67,7 +73,7 @@ export interface ExperimentFilter {
 }
 
 export async function listExperimentsPage(tx: TenantTx, tenantId: string, filter: ExperimentFilter, pageQuery: PageQuery): Promise<Page<Experiment>> {
-  let q = tx.selectFrom('experiments').selectAll().where('tenant_id', '=', tenantId);
+  let q = tx.selectFrom('experiments').select(EXPERIMENT_COLUMNS).where('tenant_id', '=', tenantId);
   if (filter.suiteId) q = q.where('suite_id', '=', filter.suiteId);
   if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
   if (filter.status) q = q.where('status', '=', filter.status);
@@ -85,7 +91,7 @@ export async function updateExperiment(
     .set({ ...fields, updated_at: new Date() })
     .where('id', '=', experimentId)
     .where('tenant_id', '=', tenantId)
-    .returningAll()
+    .returning(EXPERIMENT_COLUMNS)
     .executeTakeFirst();
 }
 
@@ -117,6 +123,27 @@ export async function markExperimentEnded(
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** What the first read after the end kept of a finished experiment's cells, when it has. */
+export async function findExperimentSnapshot(tx: TenantTx, tenantId: string, experimentId: string) {
+  return tx
+    .selectFrom('experiments')
+    .select(['outcomes_snapshot', 'matrix_snapshot'])
+    .where('id', '=', experimentId)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+}
+
+/** Keeps what a read after the end found of the cells; only a finished experiment's cells are final. */
+export async function saveExperimentSnapshot(tx: TenantTx, tenantId: string, experimentId: string, snapshot: { outcomes: string; matrix: string }): Promise<void> {
+  await tx
+    .updateTable('experiments')
+    .set({ outcomes_snapshot: snapshot.outcomes, matrix_snapshot: snapshot.matrix })
+    .where('id', '=', experimentId)
+    .where('tenant_id', '=', tenantId)
+    .where('status', 'in', [...EXPERIMENT_TERMINAL_STATUSES])
+    .execute();
 }
 
 export async function deleteExperimentById(tx: TenantTx, tenantId: string, experimentId: string): Promise<void> {

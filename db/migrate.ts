@@ -6,6 +6,7 @@ import * as promptsGuardrails from './migrations/0003_prompts_guardrails.js';
 import * as memoryKnowledge from './migrations/0004_memory_knowledge.js';
 import * as oauth from './migrations/0005_oauth.js';
 import * as evals from './migrations/0006_evals.js';
+import * as experimentSnapshots from './migrations/0007_experiment_snapshots.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0004_memory_knowledge': memoryKnowledge,
   '0005_oauth': oauth,
   '0006_evals': evals,
+  '0007_experiment_snapshots': experimentSnapshots,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

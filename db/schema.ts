@@ -449,6 +449,9 @@ export interface ExperimentsTable {
   case_count: number;
   cell_count: number;
   last_event_seq: ColumnType<number, never, number>;
+  /** Kept by the first read after the end (db/migrations/0007_experiment_snapshots.ts). */
+  outcomes_snapshot: ColumnType<string | null, never, string>;
+  matrix_snapshot: ColumnType<string | null, never, string>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
   started_at: Date | null;
@@ -546,7 +549,8 @@ export type Thread = Selectable<ThreadsTable>;
 export type Run = Selectable<RunsTable>;
 export type EvalSuite = Selectable<EvalSuitesTable>;
 export type EvalCase = Selectable<EvalCasesTable>;
-export type Experiment = Selectable<ExperimentsTable>;
+/** An experiment as read everywhere but the one read that wants its snapshot (db/experiments.ts). */
+export type Experiment = Omit<Selectable<ExperimentsTable>, 'outcomes_snapshot' | 'matrix_snapshot'>;
 export type ExperimentCell = Selectable<ExperimentCellsTable>;
 export type ExperimentEvent = Selectable<ExperimentEventsTable>;
 export type RunEvent = Selectable<RunEventsTable>;

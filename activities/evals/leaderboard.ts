@@ -189,3 +189,22 @@ function meanByCase(cells: CellOutcome[], primaryScorer: string | null): Map<str
   }
   return new Map([...sums].map(([caseId, { sum, n }]) => [caseId, sum / n]));
 }
+
+/**
+ * Cells by status, and the usage and exact cost of the finished ones (null where any finished cell's is
+ * unknown): what db/experiment-cells.ts sums in SQL for lists, from cells already read.
+ */
+export function cellTotals(cells: CellOutcome[]) {
+  const counts: Record<CellStatus, number> = { pending: 0, running: 0, completed: 0, failed: 0, skipped: 0 };
+  for (const cell of cells) counts[cell.status] += 1;
+  const done = cells.filter((cell) => cell.status === 'completed' || cell.status === 'failed');
+  return {
+    counts,
+    usage: {
+      prompt_tokens: sumOrNull(done.map((cell) => cell.prompt_tokens)),
+      completion_tokens: sumOrNull(done.map((cell) => cell.completion_tokens)),
+      total_tokens: sumOrNull(done.map((cell) => cell.total_tokens)),
+      cost_usd: costs(done).total,
+    },
+  };
+}

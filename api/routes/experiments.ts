@@ -1,15 +1,24 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { finishExperiment } from '../../activities/evals/experiment-lifecycle.js';
-import { compareWithBaseline, leaderboard, type BaselineComparison } from '../../activities/evals/leaderboard.js';
+import { cellTotals, compareWithBaseline, leaderboard as rankVariants, type BaselineComparison } from '../../activities/evals/leaderboard.js';
 import type { ScorerConfig } from '../../activities/evals/scorers/types.js';
 import { expectedProblems } from '../../activities/evals/scorers/validate.js';
 import { resolveVariants, type VariantSpec } from '../../activities/evals/variants.js';
 import { listAllCases } from '../../db/eval-cases.js';
 import { lockSuite } from '../../db/eval-suites.js';
-import { countCellsByStatus, insertCells, listCellOutcomes, listCells, sumCellUsage, type CellCounts, type CellOutcome, type CellUsageSum, type NewCell } from '../../db/experiment-cells.js';
+import { cellMatrixJson, cellOutcomesJson, countCellsByStatus, insertCells, sumCellUsage, type CellCounts, type CellOutcome, type CellUsageSum, type NewCell } from '../../db/experiment-cells.js';
 import { EXPERIMENT_TERMINAL_EVENTS, readExperimentEvents } from '../../db/experiment-events.js';
-import { deleteExperimentById, findExperiment, insertExperiment, isExperimentFinished, listExperimentsPage, updateExperiment } from '../../db/experiments.js';
-import type { Experiment, ExperimentCell, ExperimentStatus, StoredScorer } from '../../db/schema.js';
+import {
+  deleteExperimentById,
+  findExperiment,
+  findExperimentSnapshot,
+  insertExperiment,
+  isExperimentFinished,
+  listExperimentsPage,
+  saveExperimentSnapshot,
+  updateExperiment,
+} from '../../db/experiments.js';
+import type { Experiment, ExperimentStatus, StoredScorer } from '../../db/schema.js';
 import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import {
   DEFAULT_EXPERIMENT_CONCURRENCY,
@@ -123,7 +132,8 @@ function experimentJson(experiment: Experiment, counts: CellCounts | undefined, 
     case_count: experiment.case_count,
     cell_count: experiment.cell_count,
     cells: { ...cells, total: experiment.cell_count },
-    usage: { prompt_tokens: usage?.prompt_tokens ?? null, completion_tokens: usage?.completion_tokens ?? null, total_tokens: usage?.total_tokens ?? null },
+    // No finished cell yet: nothing used.
+    usage: usage ? { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens } : { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     cost_usd: usage ? usage.cost_usd : '0',
     created_at: experiment.created_at.toISOString(),
     updated_at: experiment.updated_at.toISOString(),
@@ -428,23 +438,42 @@ export const getExperiment = defineOperation<{ id: string }, { results?: boolean
     },
   },
   handler: async ({ params, query, caller, tenant }) => {
-    const body = await tenant(async (tx) => {
-      const experiment = await experimentOr404(tx, caller.tenantId, params.id);
-      const [json] = await experimentsJson(tx, caller.tenantId, [experiment]);
-      const outcomes = await listCellOutcomes(tx, caller.tenantId, experiment.id);
-      const rows = leaderboard({ variants: experiment.variants, repeats: experiment.repeats, primaryScorer: experiment.primary_scorer, cells: outcomes });
-      const baseline = experiment.baseline_experiment_id ? await findExperiment(tx, caller.tenantId, experiment.baseline_experiment_id) : undefined;
-      const baselineOutcomes = baseline ? await listCellOutcomes(tx, caller.tenantId, baseline.id) : [];
-      const ranked = rows.map((row) => (baseline ? { ...row, baseline: baselineFor(row.variant, row.variant_index, outcomes, baseline, baselineOutcomes, experiment.primary_scorer) } : row));
-      return {
-        experiment: json,
-        leaderboard: ranked,
-        ...(query.results && { results: matrix(experiment, await listCells(tx, caller.tenantId, experiment.id)) }),
-      };
+    const { experiment, leaderboard, matrix } = await tenant(async (tx) => {
+      const found = await experimentOr404(tx, caller.tenantId, params.id);
+      const cells = await readCells(tx, caller.tenantId, found, query.results === true);
+      const outcomes = JSON.parse(cells.outcomes) as CellOutcome[];
+      const totals = cellTotals(outcomes);
+      const json = experimentJson(found, totals.counts, totals.usage);
+      const rows = rankVariants({ variants: found.variants, repeats: found.repeats, primaryScorer: found.primary_scorer, cells: outcomes });
+      const baseline = found.baseline_experiment_id ? await findExperiment(tx, caller.tenantId, found.baseline_experiment_id) : undefined;
+      const baselineOutcomes = baseline ? (JSON.parse((await readCells(tx, caller.tenantId, baseline, false)).outcomes) as CellOutcome[]) : [];
+      const ranked = rows.map((row) => (baseline ? { ...row, baseline: baselineFor(row.variant, row.variant_index, outcomes, baseline, baselineOutcomes, found.primary_scorer) } : row));
+      return { experiment: json, leaderboard: ranked, matrix: cells.matrix };
     });
-    return { status: 200, body };
+    if (matrix === undefined) return { status: 200, body: { experiment, leaderboard } };
+    // The matrix (megabytes at thousands of cells) goes out as Postgres wrote it, never parsed and re-serialized.
+    const body = `{"experiment":${JSON.stringify(experiment)},"leaderboard":${JSON.stringify(leaderboard)},"results":${matrix}}`;
+    return { status: 200, body, headers: { 'Content-Type': 'application/json; charset=utf-8' } };
   },
 });
+
+/**
+ * The cells as JSON text: what the leaderboard reads, and the matrix when asked for. Read fresh while the
+ * experiment runs (so a running one shows its partial ranking); a finished one's cells are final, so the
+ * first read after its end keeps them and later reads reuse that.
+ */
+async function readCells(tx: TenantTx, tenantId: string, experiment: Experiment, withMatrix: boolean): Promise<{ outcomes: string; matrix?: string }> {
+  const finished = isExperimentFinished(experiment.status);
+  if (finished) {
+    const kept = await findExperimentSnapshot(tx, tenantId, experiment.id);
+    if (kept?.outcomes_snapshot && kept.matrix_snapshot) return { outcomes: kept.outcomes_snapshot, ...(withMatrix && { matrix: kept.matrix_snapshot }) };
+  }
+  const outcomes = await cellOutcomesJson(tx, tenantId, experiment.id);
+  if (!finished && !withMatrix) return { outcomes };
+  const matrix = await cellMatrixJson(tx, tenantId, experiment.id, experiment.variants.map((v) => v.name));
+  if (finished) await saveExperimentSnapshot(tx, tenantId, experiment.id, { outcomes, matrix });
+  return { outcomes, ...(withMatrix && { matrix }) };
+}
 
 function baselineFor(
   variant: string,
@@ -459,36 +488,6 @@ function baselineFor(
   const mine = outcomes.filter((cell) => cell.variant_index === variantIndex);
   const theirs = baselineOutcomes.filter((cell) => cell.variant_index === baselineIndex);
   return { experiment_id: baseline.id, baseline_variant: baseline.variants[baselineIndex]!.name, ...compareWithBaseline(mine, theirs, primaryScorer) };
-}
-
-function matrix(experiment: Experiment, cells: ExperimentCell[]) {
-  const rows: Array<{ case_id: string; input: string; expected: unknown; cells: unknown[] }> = [];
-  const byCase = new Map<string, (typeof rows)[number]>();
-  for (const cell of [...cells].sort((a, b) => a.case_index - b.case_index || a.variant_index - b.variant_index || a.repeat - b.repeat)) {
-    let row = byCase.get(cell.case_id);
-    if (!row) {
-      row = { case_id: cell.case_id, input: cell.input, expected: cell.expected ?? null, cells: [] };
-      byCase.set(cell.case_id, row);
-      rows.push(row);
-    }
-    row.cells.push({
-      cell_id: cell.id,
-      variant: experiment.variants[cell.variant_index]?.name ?? String(cell.variant_index),
-      repeat: cell.repeat,
-      status: cell.status,
-      run_id: cell.run_id,
-      output: cell.output,
-      scores: cell.scores,
-      passed: cell.passed,
-      latency_ms: cell.latency_ms,
-      usage: { prompt_tokens: cell.prompt_tokens, completion_tokens: cell.completion_tokens, total_tokens: cell.total_tokens },
-      cost_usd: cell.cost_usd,
-      error: cell.error,
-      started_at: cell.started_at?.toISOString() ?? null,
-      ended_at: cell.ended_at?.toISOString() ?? null,
-    });
-  }
-  return rows;
 }
 
 export const patchExperiment = defineOperation<{ id: string }, unknown, { name?: string; description?: string | null; concurrency?: number }>({
