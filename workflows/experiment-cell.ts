@@ -1,17 +1,23 @@
-import { ChildWorkflowFailure, executeChild, proxyActivities } from '@temporalio/workflow';
+import { ChildWorkflowFailure, executeChild, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from './agent-run-api.js';
 import type { agentRun } from './agent-run.js';
 import type { ExperimentCellInput } from './experiment-api.js';
 import { runSearchAttributes } from './search-attributes.js';
 
-const bookkeeping = proxyActivities<Activities>({
+/**
+ * A cell's own steps are short database work: local activities, run by the worker that runs the cell's
+ * workflow task, without a round trip through the server each (a cell is a run plus this overhead, so
+ * it counts: docs/evals.md "Benchmark"). They are idempotent, as a local activity may run again after a crash.
+ */
+const local = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
 });
 
 /**
- * Scoring may ask an LLM judge or the embedder: it heartbeats, so a dead worker is noticed in seconds.
+ * Scoring that asks an LLM judge may take minutes: a regular activity that heartbeats, so a dead worker
+ * is noticed in seconds.
  * Retried without limit like the bookkeeping: a scorer's own failure is a result (a failed cell), so
  * what is retried is the database or the worker, and giving up would lose a run that happened.
  */
@@ -27,7 +33,7 @@ const scoring = proxyActivities<Activities>({
  * so a replay or a retried activity neither starts a second run nor scores twice.
  */
 export async function experimentCell(input: ExperimentCellInput): Promise<void> {
-  const start = await bookkeeping.startEvalCell(input);
+  const start = await local.startEvalCell(input);
   if (start.kind === 'settled') return;
   try {
     await executeChild<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, {
@@ -40,5 +46,5 @@ export async function experimentCell(input: ExperimentCellInput): Promise<void> 
     // The run failed or was cancelled: its record says why, and scoring turns that into a failed cell.
     if (!(err instanceof ChildWorkflowFailure)) throw err;
   }
-  await scoring.scoreEvalCell(input);
+  await (start.asksModel ? scoring : local).scoreEvalCell(input);
 }

@@ -17,7 +17,8 @@ export function evalActivities({ db, embedder }: ActivityDeps) {
     startEvalCell: (input: ExperimentCellInput) => startEvalCell(db, input),
     scoreEvalCell: async (input: ExperimentCellInput) => {
       const context = Context.current();
-      const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+      // Run as a local activity when no model is asked (workflows/experiment-cell.ts): nothing to heartbeat to.
+      const heartbeat = context.info.isLocal ? undefined : setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
         await scoreEvalCell({ db, embedder, signal: context.cancellationSignal }, input);
       } finally {

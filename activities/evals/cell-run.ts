@@ -17,7 +17,10 @@ import { scoreCell } from './scorers/score-cell.js';
 import type { ScorerConfig, ScorerModelCall } from './scorers/types.js';
 
 /** Where a cell stands when its workflow starts: its run to follow, or already settled (a replay, or it failed to start). */
-export type EvalCellStart = { kind: 'run'; runId: string; agentId: string } | { kind: 'settled' };
+export type EvalCellStart =
+  /** `asksModel`: its scoring calls a model (an LLM judge), so it may take long. */
+  | { kind: 'run'; runId: string; agentId: string; asksModel: boolean }
+  | { kind: 'settled' };
 
 /**
  * pending → running: creates the cell's run (`source: "eval"`, the variant's version and graph) once,
@@ -29,7 +32,8 @@ export async function startEvalCell(db: Db, input: ExperimentCellInput): Promise
     if (!cell || (cell.status !== 'pending' && cell.status !== 'running')) return { kind: 'settled' };
     const experiment = await findExperiment(tx, input.tenantId, input.experimentId);
     if (!experiment) return { kind: 'settled' };
-    if (cell.run_id) return { kind: 'run', runId: cell.run_id, agentId: experiment.agent_id };
+    const asksModel = cell.scorers.some((scorer) => scorer.type === 'llm_judge');
+    if (cell.run_id) return { kind: 'run', runId: cell.run_id, agentId: experiment.agent_id, asksModel };
 
     const variant = experiment.variants[cell.variant_index]!;
     const queued = await createQueuedRun(tx, {
@@ -47,7 +51,7 @@ export async function startEvalCell(db: Db, input: ExperimentCellInput): Promise
     }
     await markCellRunning(tx, input.tenantId, cell.id, queued.runId);
     await appendExperimentEvents(tx, input.tenantId, experiment.id, [cellStartedEvent(cell, queued.runId)]);
-    return { kind: 'run', runId: queued.runId, agentId: experiment.agent_id };
+    return { kind: 'run', runId: queued.runId, agentId: experiment.agent_id, asksModel };
   });
 }
 

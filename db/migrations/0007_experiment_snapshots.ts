@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /**
  * A finished experiment's cells never change again, so the first read after its end keeps what it read
@@ -7,6 +7,8 @@ import type { Kysely } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('experiments').addColumn('outcomes_snapshot', 'text').addColumn('matrix_snapshot', 'text').execute();
+  // 0006 gained `threads.source` after its first commit: a database migrated in between gets it here.
+  await sql`alter table threads add column if not exists source text not null default 'api'`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
