@@ -6,7 +6,7 @@ import {
   executeChild,
   isCancellation,
   log,
-  proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -16,7 +16,8 @@ import { EXPERIMENT_CELL_WORKFLOW_TYPE, EXPERIMENT_TASK_QUEUE, setConcurrencySig
 import type { experimentCell } from './experiment-cell.js';
 import { failureMessageOf } from './failures.js';
 
-const bookkeeping = proxyActivities<Activities>({
+/** Short, idempotent database work: local activities, without a round trip through the server each (as in experiment-cell.ts). */
+const bookkeeping = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
 });
