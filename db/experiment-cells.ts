@@ -215,18 +215,11 @@ export async function cellOutcomesJson(tx: TenantTx, tenantId: string, experimen
   return cells;
 }
 
-export interface CellOutcome {
-  case_id: string;
-  variant_index: number;
-  status: CellStatus;
-  scores: Record<string, CellScore> | null;
-  passed: boolean | null;
-  latency_ms: number | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  total_tokens: number | null;
-  cost_usd: string | null;
-}
+/** A cell as the leaderboard reads it. */
+export type CellOutcome = Pick<
+  ExperimentCell,
+  'case_id' | 'variant_index' | 'status' | 'scores' | 'passed' | 'latency_ms' | 'prompt_tokens' | 'completion_tokens' | 'total_tokens' | 'cost_usd'
+>;
 
 /** A timestamp as the API writes it (`toISOString()`), from SQL. */
 const isoTime = (column: string) => sql.raw(`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);

@@ -1,4 +1,5 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { schemaCache } from '../../json-schema/cache.js';
 import { MAX_SCORERS, scorerConfigSchemas } from './config-schemas.js';
 import { SCORER_DEFINITIONS } from './kinds.js';
 import { isPlainObject } from './output-json.js';
@@ -6,7 +7,8 @@ import { scorerName } from './scorer-name.js';
 import { SCORER_TYPES, type ScorerConfigProblem, type ScorerType } from './types.js';
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, logger: false });
-const schemaValidators = new Map<ScorerType, ValidateFunction>();
+/** One compiled validator per type's schema, memoized like every other schema (activities/json-schema/cache.ts). */
+const compiled = schemaCache((schema) => ajv.compile(schema));
 
 /**
  * Everything wrong with a `scorers` list, for a 400: per scorer, first what its type's JSON Schema says,
@@ -61,12 +63,7 @@ export function isScorerType(type: unknown): type is ScorerType {
 }
 
 function schemaValidator(type: ScorerType): ValidateFunction {
-  let validate = schemaValidators.get(type);
-  if (!validate) {
-    validate = ajv.compile(scorerConfigSchemas[type]);
-    schemaValidators.set(type, validate);
-  }
-  return validate;
+  return compiled(scorerConfigSchemas[type]);
 }
 
 function duplicateNameProblems(scorers: unknown[], path: string): ScorerConfigProblem[] {
