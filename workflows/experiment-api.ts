@@ -3,8 +3,8 @@ import { TASK_QUEUES } from './task-queues.js';
 
 /**
  * The experiment workflows' contract: `experiment` (workflow id = experiment id) runs an experiment's
- * cells, each as an `experimentCell` child (workflow id = cell id) that runs the cell's agent run as its
- * own child and scores it. Start it with `client.workflow.start<typeof experiment>(EXPERIMENT_WORKFLOW_TYPE, …)`
+ * cells, each as an `agentRun` child (workflow id = run id) that it then scores. (`experimentCell`, a
+ * workflow per cell, is how experiments started before the 'experiment-cells-inline' patch ran them.) Start it with `client.workflow.start<typeof experiment>(EXPERIMENT_WORKFLOW_TYPE, …)`
  * through a type-only import. Cancelling the workflow cancels the experiment: cells not yet started are
  * skipped, cells already running finish and count.
  */

@@ -30,9 +30,10 @@ const scoring = proxyActivities<Activities>({
 /**
  * One cell of an experiment: its agent run, a real `agentRun` workflow (workflow id = run id) of the
  * variant's graph with `source: "eval"`, then its scoring. Each step is idempotent on the cell's row,
- * so a replay or a retried activity neither starts a second run nor scores twice.
+ * so a replay or a retried activity neither starts a second run nor scores twice. The `experiment`
+ * workflow runs this itself, with the agent run as its child (experiment.ts).
  */
-export async function experimentCell(input: ExperimentCellInput): Promise<void> {
+export async function runExperimentCell(input: ExperimentCellInput): Promise<void> {
   const start = await local.startEvalCell(input);
   if (start.kind === 'settled') return;
   try {
@@ -47,4 +48,12 @@ export async function experimentCell(input: ExperimentCellInput): Promise<void> 
     if (!(err instanceof ChildWorkflowFailure)) throw err;
   }
   await (start.asksModel ? scoring : local).scoreEvalCell(input);
+}
+
+/**
+ * A cell as a workflow of its own, the way experiments started before the 'experiment-cells-inline'
+ * patch ran their cells; kept so those histories still replay and their running cells still finish.
+ */
+export async function experimentCell(input: ExperimentCellInput): Promise<void> {
+  return runExperimentCell(input);
 }

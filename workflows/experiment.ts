@@ -6,6 +6,7 @@ import {
   executeChild,
   isCancellation,
   log,
+  patched,
   proxyLocalActivities,
   setHandler,
   workflowInfo,
@@ -13,7 +14,7 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { PendingCell } from '../db/experiment-cells.js';
 import { EXPERIMENT_CELL_WORKFLOW_TYPE, EXPERIMENT_TASK_QUEUE, setConcurrencySignal, type ExperimentInput } from './experiment-api.js';
-import type { experimentCell } from './experiment-cell.js';
+import { runExperimentCell, type experimentCell } from './experiment-cell.js';
 import { failureMessageOf } from './failures.js';
 
 /** Short, idempotent database work: local activities, without a round trip through the server each (as in experiment-cell.ts). */
@@ -24,17 +25,22 @@ const bookkeeping = proxyLocalActivities<Activities>({
 
 /**
  * Cells started by one run of the workflow before it continues as new, unless the input says otherwise.
- * Each cell adds a handful of events (child initiated, started, completed); 500 keeps a history of a few
- * thousand events, far under Temporal's 50k limit, however many cells the experiment has.
+ * Each cell adds about ten events (two local activity markers, its run's child initiated, started and
+ * completed, and its share of workflow tasks); 500 keeps a history of a few thousand events, far under Temporal's 50k limit, however many cells the experiment has.
  */
 export const DEFAULT_CELLS_PER_WORKFLOW_RUN = 500;
 /** Pending cells read from Postgres at a time. */
 const PAGE_SIZE = 64;
 
 /**
- * One experiment: starts its pending cells in order, at most `concurrency` at a time, each as an
- * `experimentCell` child. Cancellation stops the starting; the cells already started finish (they run
- * outside the cancelled scope), then the rest are skipped and the experiment ends `cancelled`.
+ * One experiment: starts its pending cells in order, at most `concurrency` at a time, each running its
+ * agent run as a child of this workflow and scoring it (experiment-cell.ts). Cancellation stops the
+ * starting; the cells already started finish (they run outside the cancelled scope), then the rest are
+ * skipped and the experiment ends `cancelled`.
+ *
+ * Why no workflow per cell: a cell is a run plus a little bookkeeping, and a workflow of its own between
+ * the two cost a third of the cell's throughput on 2 cores (a workflow start, its tasks and its history
+ * per cell); run here, a cell's steps share this workflow's tasks with the other cells in flight.
  */
 export async function experiment(input: ExperimentInput): Promise<void> {
   const state = new ExperimentState(input);
@@ -110,20 +116,22 @@ class ExperimentState {
 
   private startCell(cellId: string): void {
     this.running.add(cellId);
-    const { tenantId, experimentId } = this.input;
+    const cell = { tenantId: this.input.tenantId, experimentId: this.input.experimentId, cellId };
     // Outside the experiment's cancellation scope: a cancelled experiment lets its running cells finish.
     CancellationScope.nonCancellable(() =>
-      executeChild<typeof experimentCell>(EXPERIMENT_CELL_WORKFLOW_TYPE, {
-        workflowId: cellId,
-        taskQueue: EXPERIMENT_TASK_QUEUE,
-        args: [{ tenantId, experimentId, cellId }],
-        parentClosePolicy: ParentClosePolicy.TERMINATE,
-      }),
+      patched('experiment-cells-inline')
+        ? runExperimentCell(cell)
+        : executeChild<typeof experimentCell>(EXPERIMENT_CELL_WORKFLOW_TYPE, {
+            workflowId: cellId,
+            taskQueue: EXPERIMENT_TASK_QUEUE,
+            args: [cell],
+            parentClosePolicy: ParentClosePolicy.TERMINATE,
+          }),
     )
       .catch(async (err: unknown) => {
-        // A cell records its own failures; this is a cell workflow that broke (a bug), recorded so the experiment can end.
-        log.error('experiment cell workflow failed', { cellId, error: failureMessageOf(err) });
-        await CancellationScope.nonCancellable(() => bookkeeping.recordBrokenCell({ tenantId, experimentId, cellId, message: failureMessageOf(err) }));
+        // A cell records its own failures; this is a cell that broke (a bug), recorded so the experiment can end.
+        log.error('experiment cell failed', { cellId, error: failureMessageOf(err) });
+        await CancellationScope.nonCancellable(() => bookkeeping.recordBrokenCell({ ...cell, message: failureMessageOf(err) }));
       })
       .finally(() => this.running.delete(cellId));
   }
