@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { OpenDatabase, Db } from '../db/database.js';
 import { sharedEmbedder, type Embedder } from '../activities/embedding/index.js';
 import { EventHub } from './event-hub.js';
+import { FinishedCellsCache } from './finished-cells-cache.js';
 import { RUN_EVENTS_CHANNEL } from '../db/run-events.js';
 import { EXPERIMENT_EVENTS_CHANNEL } from '../db/experiment-events.js';
 
@@ -13,6 +14,8 @@ export interface AppDeps {
   events: EventHub;
   /** Wakes experiment event streams the same way. */
   experimentEvents: EventHub;
+  /** Finished experiments' cells, for the reads of their leaderboards and matrices. */
+  finishedCells: FinishedCellsCache;
   /** The embedder for memory and knowledge (started on first use). */
   embedder: () => Embedder;
   publicUrl: string;
@@ -47,7 +50,7 @@ export async function createAppDeps(options: {
     throw err;
   }
   return {
-    deps: { db: options.database.db, temporal, events, experimentEvents, embedder: sharedEmbedder, publicUrl: options.publicUrl },
+    deps: { db: options.database.db, temporal, events, experimentEvents, finishedCells: new FinishedCellsCache(), embedder: sharedEmbedder, publicUrl: options.publicUrl },
     async close() {
       await events!.close();
       await experimentEvents.close();

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { parseFrame, type SseFrame } from '../test/support/sse.js';
 import { startBenchPlatform } from './bench-platform.js';
+import { timedGetsInChildProcess } from './timed-gets.js';
 import type { Benchmark, BenchmarkResult } from './run.js';
 import { percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEnv, type SampledWithP95 } from './sampled.js';
 
@@ -38,14 +39,16 @@ import { percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEn
  *    and cells/s are a side figure; polled every BIG_POLL_MS), then BENCH_EXP_GET_SAMPLES rounds
  *    (default 100) of GET /v1/evals/experiments/{id}?results=true, GET /v1/evals/experiments/{id}
  *    (leaderboard only) and GET /v1/runs?limit=200 (the BASELINES; a page of part 1's api runs), each
- *    timed from the request to its body read. The longest history among the experiment workflow's runs
- *    (its continue-as-new chain, walked back from the latest run through `continuedExecutionRunId`) is
- *    reported beside Temporal's 50k limit and EXPERIMENT_CELLS_PER_WORKFLOW_RUN.
+ *    timed from the request to its body read by a client in a process of its own (bench/timed-gets.ts
+ *    says why: megabyte responses read in-process put the reader's GC into the figure). The longest
+ *    history among the experiment workflow's runs (its continue-as-new chain, walked back from the
+ *    latest run through `continuedExecutionRunId`) is reported beside Temporal's 50k limit and
+ *    EXPERIMENT_CELLS_PER_WORKFLOW_RUN.
  *
  * BENCH_EXP_WARMUP (default 10) runs and one experiment of that many cells go first, unmeasured. The run
  * endpoint allows 60 requests per 60 s per API key, so baseline runs use fresh standard keys, each for at
- * most KEY_USES runs; eval runs spend no key's budget. The load generator is fetch in the platform's own
- * process, as in the `runs` benchmark.
+ * most KEY_USES runs; eval runs spend no key's budget. Parts 1 and 2's load generator is fetch in the
+ * platform's own process, as in the `runs` benchmark.
  */
 
 /** Runs per API key, under the run endpoint's 60 per 60 s. */
@@ -214,25 +217,20 @@ async function runExperiments(): Promise<BenchmarkResult> {
     const history = await historyOfChain(platform.temporal, big.experimentId);
 
     console.log(`[bench] results: ${settings.getSamples} rounds of GET ?results=true, GET, GET /v1/runs?limit=200...`);
-    const withResults: number[] = [];
-    const plain: number[] = [];
-    const runList: number[] = [];
-    const bytes = { results: 0, plain: 0, runs: 0 };
     const checked = await api.json('GET', `/v1/evals/experiments/${big.experimentId}?results=true`);
     const matrixCells = checked.results.reduce((n: number, row: { cells: unknown[] }) => n + row.cells.length, 0);
     if (checked.results.length !== settings.bigCases || matrixCells !== bigCells) {
       throw new Error(`results matrix: ${checked.results.length} rows, ${matrixCells} cells; expected ${settings.bigCases} and ${bigCells}`);
     }
     const listed = await api.json('GET', '/v1/runs?limit=200');
-    for (let i = 0; i < settings.getSamples; i++) {
-      const a = await api.timedGet(`/v1/evals/experiments/${big.experimentId}?results=true`);
-      const b = await api.timedGet(`/v1/evals/experiments/${big.experimentId}`);
-      const c = await api.timedGet('/v1/runs?limit=200');
-      withResults.push(a.ms);
-      plain.push(b.ms);
-      runList.push(c.ms);
-      [bytes.results, bytes.plain, bytes.runs] = [a.bytes, b.bytes, c.bytes];
-    }
+    const gets = await timedGetsInChildProcess({
+      url: platform.apiUrl,
+      key: workspace.apiKey,
+      rounds: settings.getSamples,
+      paths: [`/v1/evals/experiments/${big.experimentId}?results=true`, `/v1/evals/experiments/${big.experimentId}`, '/v1/runs?limit=200'],
+    });
+    const [withResults, plain, runList] = gets.ms as [number[], number[], number[]];
+    const bytes = { results: gets.bytes[0]!, plain: gets.bytes[1]!, runs: gets.bytes[2]! };
 
     // ---- the record ----
     const subjects: SampledWithP95[] = [];
@@ -333,7 +331,7 @@ async function runExperiments(): Promise<BenchmarkResult> {
         warmup: settings.warmup,
         runs_per_api_key: KEY_USES,
         experiment_cells_per_workflow_run: process.env.EXPERIMENT_CELLS_PER_WORKFLOW_RUN || '500 (default)',
-        load_generator: { tool: 'fetch (undici), in the platform process', worker_threads: 0 },
+        load_generator: { tool: 'fetch (undici), in the platform process; part 3\'s GETs from a child process (bench/timed-gets.ts)', worker_threads: 0 },
       },
       details: {
         temporal: platform.temporalUiUrl ? 'dev server (in memory)' : 'external',
@@ -627,16 +625,6 @@ class Api {
         ended_at: cell.ended_at === null ? null : new Date(cell.ended_at),
       })),
     );
-  }
-
-  /** A GET timed from the request to its body read. */
-  async timedGet(path: string): Promise<{ ms: number; bytes: number }> {
-    const t0 = performance.now();
-    const response = await fetch(this.url + path, { headers: { authorization: `Bearer ${this.managementKey}` } });
-    const body = await response.arrayBuffer();
-    const ms = performance.now() - t0;
-    if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`);
-    return { ms, bytes: body.byteLength };
   }
 
   /** Sends a request answered with an SSE stream and reads it to its end. */

@@ -53,6 +53,13 @@ describe('evals: experiments', function () {
     expect(paris).to.include({ status: 'completed', passed: false, output: 'It is Paris.' });
     expect(paris.scores.contains.score).to.equal(0);
 
+    // Later reads of a finished experiment reuse its final cells; its row (a new name) is still read fresh.
+    await call('PATCH', `/v1/evals/experiments/${experiment.id}`, { key, body: { name: 'renamed after the end' } });
+    const again = (await call('GET', `/v1/evals/experiments/${experiment.id}?results=true`, { key })).body;
+    expect(again.experiment).to.deep.equal({ ...done.experiment, name: 'renamed after the end', updated_at: again.experiment.updated_at });
+    expect(again.leaderboard).to.deep.equal(done.leaderboard);
+    expect(again.results).to.deep.equal(done.results);
+
     // Each cell's run is a real run: readable, marked as an eval's, left out of GET /v1/runs unless asked for.
     const run = (await call('GET', `/v1/runs/${paris.run_id}`, { key })).body.run;
     expect(run).to.include({ source: 'eval', status: 'completed', output: 'It is Paris.', experiment_id: experiment.id, cell_id: paris.cell_id });

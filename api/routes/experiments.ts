@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { finishExperiment } from '../../activities/evals/experiment-lifecycle.js';
 import { cellTotals, compareWithBaseline, leaderboard as rankVariants, type BaselineComparison } from '../../activities/evals/leaderboard.js';
@@ -30,6 +31,7 @@ import {
 import type { experiment as experimentWorkflow } from '../../workflows/experiment.js';
 import { AgentIdAttribute, ExperimentIdAttribute, TenantIdAttribute } from '../../workflows/search-attributes.js';
 import { ApiError, invalidRequest, orNotFound, type FieldError } from '../errors.js';
+import type { FinishedCells, FinishedCellsCache } from '../finished-cells-cache.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
 import { streamEventLog } from '../sse.js';
@@ -437,42 +439,56 @@ export const getExperiment = defineOperation<{ id: string }, { results?: boolean
       },
     },
   },
-  handler: async ({ params, query, caller, tenant }) => {
+  handler: async ({ params, query, caller, tenant, deps }) => {
     const { experiment, leaderboard, matrix } = await tenant(async (tx) => {
       const found = await experimentOr404(tx, caller.tenantId, params.id);
-      const cells = await readCells(tx, caller.tenantId, found, query.results === true);
-      const outcomes = JSON.parse(cells.outcomes) as CellOutcome[];
-      const totals = cellTotals(outcomes);
+      const cells = await readCells(tx, deps.finishedCells, found, query.results === true);
+      const totals = cellTotals(cells.outcomes);
       const json = experimentJson(found, totals.counts, totals.usage);
-      const rows = rankVariants({ variants: found.variants, repeats: found.repeats, primaryScorer: found.primary_scorer, cells: outcomes });
+      const rows = rankVariants({ variants: found.variants, repeats: found.repeats, primaryScorer: found.primary_scorer, cells: cells.outcomes });
       const baseline = found.baseline_experiment_id ? await findExperiment(tx, caller.tenantId, found.baseline_experiment_id) : undefined;
-      const baselineOutcomes = baseline ? (JSON.parse((await readCells(tx, caller.tenantId, baseline, false)).outcomes) as CellOutcome[]) : [];
-      const ranked = rows.map((row) => (baseline ? { ...row, baseline: baselineFor(row.variant, row.variant_index, outcomes, baseline, baselineOutcomes, found.primary_scorer) } : row));
+      const baselineOutcomes = baseline ? (await readCells(tx, deps.finishedCells, baseline, false)).outcomes : [];
+      const ranked = rows.map((row) => (baseline ? { ...row, baseline: baselineFor(row.variant, row.variant_index, cells.outcomes, baseline, baselineOutcomes, found.primary_scorer) } : row));
       return { experiment: json, leaderboard: ranked, matrix: cells.matrix };
     });
     if (matrix === undefined) return { status: 200, body: { experiment, leaderboard } };
-    // The matrix (megabytes at thousands of cells) goes out as Postgres wrote it, never parsed and re-serialized.
-    const body = `{"experiment":${JSON.stringify(experiment)},"leaderboard":${JSON.stringify(leaderboard)},"results":${matrix}}`;
-    return { status: 200, body, headers: { 'Content-Type': 'application/json; charset=utf-8' } };
+    // The matrix (megabytes at thousands of cells) goes out as Postgres wrote it, never parsed, re-serialized
+    // or even copied: the body is three buffers in a row.
+    const parts = [Buffer.from(`{"experiment":${JSON.stringify(experiment)},"leaderboard":${JSON.stringify(leaderboard)},"results":`), matrix, Buffer.from('}')];
+    const length = parts.reduce((sum, part) => sum + part.byteLength, 0);
+    return { status: 200, body: Readable.from(parts), headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(length) } };
   },
 });
 
 /**
- * The cells as JSON text: what the leaderboard reads, and the matrix when asked for. Read fresh while the
- * experiment runs (so a running one shows its partial ranking); a finished one's cells are final, so the
- * first read after its end keeps them and later reads reuse that.
+ * The cells: what the leaderboard reads, and the matrix (UTF-8 JSON) when asked for. Read fresh while the
+ * experiment runs (so a running one shows its partial ranking). A finished one's cells are final: the
+ * first read after its end keeps them in Postgres (for every API process) and in this process's memory,
+ * and later reads reuse them.
  */
-async function readCells(tx: TenantTx, tenantId: string, experiment: Experiment, withMatrix: boolean): Promise<{ outcomes: string; matrix?: string }> {
-  const finished = isExperimentFinished(experiment.status);
-  if (finished) {
-    const kept = await findExperimentSnapshot(tx, tenantId, experiment.id);
-    if (kept?.outcomes_snapshot && kept.matrix_snapshot) return { outcomes: kept.outcomes_snapshot, ...(withMatrix && { matrix: kept.matrix_snapshot }) };
+async function readCells(tx: TenantTx, cache: FinishedCellsCache, experiment: Experiment, withMatrix: boolean): Promise<{ outcomes: CellOutcome[]; matrix?: Buffer }> {
+  if (isExperimentFinished(experiment.status)) {
+    const cells = cache.get(experiment.id) ?? (await keepFinishedCells(tx, cache, experiment));
+    return withMatrix ? cells : { outcomes: cells.outcomes };
   }
-  const outcomes = await cellOutcomesJson(tx, tenantId, experiment.id);
-  if (!finished && !withMatrix) return { outcomes };
-  const matrix = await cellMatrixJson(tx, tenantId, experiment.id, experiment.variants.map((v) => v.name));
-  if (finished) await saveExperimentSnapshot(tx, tenantId, experiment.id, { outcomes, matrix });
-  return { outcomes, ...(withMatrix && { matrix }) };
+  const outcomes = JSON.parse(await cellOutcomesJson(tx, experiment.tenant_id, experiment.id)) as CellOutcome[];
+  if (!withMatrix) return { outcomes };
+  return { outcomes, matrix: Buffer.from(await cellMatrixJson(tx, experiment.tenant_id, experiment.id, experiment.variants.map((v) => v.name))) };
+}
+
+async function keepFinishedCells(tx: TenantTx, cache: FinishedCellsCache, experiment: Experiment): Promise<FinishedCells> {
+  const { tenant_id: tenantId, id } = experiment;
+  const kept = await findExperimentSnapshot(tx, tenantId, id);
+  let outcomes = kept?.outcomes_snapshot;
+  let matrix = kept?.matrix_snapshot;
+  if (!outcomes || !matrix) {
+    outcomes = await cellOutcomesJson(tx, tenantId, id);
+    matrix = await cellMatrixJson(tx, tenantId, id, experiment.variants.map((v) => v.name));
+    await saveExperimentSnapshot(tx, tenantId, id, { outcomes, matrix });
+  }
+  const cells = { outcomes: JSON.parse(outcomes) as CellOutcome[], matrix: Buffer.from(matrix) };
+  cache.set(id, cells, outcomes);
+  return cells;
 }
 
 function baselineFor(
@@ -552,6 +568,7 @@ export const deleteExperiment = defineOperation<{ id: string }>({
     const experiment = await tenant((tx) => experimentOr404(tx, caller.tenantId, params.id));
     if (isExperimentFinished(experiment.status)) {
       await tenant((tx) => deleteExperimentById(tx, caller.tenantId, experiment.id));
+      deps.finishedCells.delete(experiment.id);
       return { status: 200, body: { deleted: true, id: experiment.id } };
     }
     try {
