@@ -12,13 +12,17 @@ import { testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
 import { TASK_QUEUES } from '../workflows/task-queues.js';
 
-/** Real runs' histories, committed so that a non-deterministic change to agentRun fails this suite. */
+/** Real histories, committed so that a non-deterministic change to their workflows fails this suite. */
 const FIXTURES_DIR = path.resolve('test/fixtures');
 /** Where RECORD_HISTORY_FIXTURE writes the newest recording; older fixtures stay, so old histories keep replaying. */
 const FIXTURE = path.join(FIXTURES_DIR, 'agent-run-history.json');
 /** Recorded before `startRun` became `beginRun` (the `begin-run` patch): what in-flight and stored runs of that time look like. */
 const PRE_PATCH_FIXTURE = path.join(FIXTURES_DIR, 'agent-run-history-before-begin-run.json');
-const HISTORY_FIXTURES = fs.readdirSync(FIXTURES_DIR).filter((name) => /^agent-run-history.*\.json$/.test(name)).sort();
+/**
+ * Every committed history, of every workflow that has some: agentRun's above, and the experiment
+ * workflow's from before the 'experiment-cells-inline' patch (cells as experimentCell children) and after.
+ */
+const HISTORY_FIXTURES = fs.readdirSync(FIXTURES_DIR).filter((name) => /-history.*\.json$/.test(name)).sort();
 const DRIFTED_WORKFLOWS = fileURLToPath(new URL('./fixtures/drifted-workflows/index.js', import.meta.url));
 /** What the API process (api/server.ts) is made of, short of starting it. */
 const API_MODULES = ['../api/app.js', '../api/deps.js'].map((module) => fileURLToPath(new URL(module, import.meta.url)));
