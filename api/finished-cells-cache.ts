@@ -1,3 +1,4 @@
+import type { cellTotals, LeaderboardRow } from '../activities/evals/leaderboard.js';
 import type { CellOutcome } from '../db/experiment-cells.js';
 
 /**
@@ -15,6 +16,13 @@ export interface FinishedCells {
   outcomes: CellOutcome[];
   /** The case × variant matrix as UTF-8 JSON, as Postgres wrote it: sent as it is, never encoded again. */
   matrix: Buffer;
+  /** The totals and the ranking (before any baseline comparison), made by the first read that needs them. */
+  summary?: CellsSummary;
+}
+
+export interface CellsSummary {
+  totals: ReturnType<typeof cellTotals>;
+  ranking: LeaderboardRow[];
 }
 
 /** What the cache holds at most per API process, in bytes as estimated by `set`. */

@@ -39,8 +39,9 @@ const PAGE_SIZE = 64;
  * skipped and the experiment ends `cancelled`.
  *
  * Why no workflow per cell: a cell is a run plus a little bookkeeping, and a workflow of its own between
- * the two cost a third of the cell's throughput on 2 cores (a workflow start, its tasks and its history
- * per cell); run here, a cell's steps share this workflow's tasks with the other cells in flight.
+ * the two (a workflow start, its tasks and its history per cell) held cells to 0.70-0.73x the rate of
+ * bare runs at concurrency 8 on 2 cores; run here, a cell's steps share this workflow's tasks with the
+ * other cells in flight, and cells go at 0.86-0.87x (docs/evals.md "Benchmark").
  */
 export async function experiment(input: ExperimentInput): Promise<void> {
   const state = new ExperimentState(input);

@@ -33,7 +33,7 @@ import { AgentIdAttribute, ExperimentIdAttribute, TenantIdAttribute } from '../.
 import { ApiError, invalidRequest, orNotFound, type FieldError } from '../errors.js';
 import type { FinishedCells, FinishedCellsCache } from '../finished-cells-cache.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
+import { deletionResult, listOf, MAX_REQUEST_INTEGER, pageQuery, timestamp } from '../schemas.js';
 import { streamEventLog } from '../sse.js';
 import { agentOr404, graphSchema } from './agents.js';
 import { suiteOr404 } from './eval-suites.js';
@@ -56,13 +56,13 @@ const variantSpecSchema: JsonSchema = {
   additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 100 },
-    agent_version: { type: 'integer', minimum: 1, description: "A version number of the agent; default: its published version." },
+    agent_version: { type: 'integer', minimum: 1, maximum: MAX_REQUEST_INTEGER, description: "A version number of the agent; default: its published version." },
     model: { type: 'string', minLength: 1, maxLength: 200, description: '`provider/model`, set on every node.' },
     prompt: {
       type: 'object',
       required: ['name'],
       additionalProperties: false,
-      properties: { name: { type: 'string', minLength: 1 }, version: { type: 'integer', minimum: 1 } },
+      properties: { name: { type: 'string', minLength: 1 }, version: { type: 'integer', minimum: 1, maximum: MAX_REQUEST_INTEGER } },
       description: 'A prompt (its current version, or `version`) set on every node.',
     },
     temperature: { type: 'number', minimum: 0, maximum: 2 },
@@ -443,13 +443,16 @@ export const getExperiment = defineOperation<{ id: string }, { results?: boolean
     const { experiment, leaderboard, matrix } = await tenant(async (tx) => {
       const found = await experimentOr404(tx, caller.tenantId, params.id);
       const cells = await readCells(tx, deps.finishedCells, found, query.results === true);
-      const totals = cellTotals(cells.outcomes);
+      // Kept with a finished experiment's cells: what it ranks by (variants, repeats, primary scorer) never changes.
+      const { totals, ranking: rows } = (cells.summary ??= {
+        totals: cellTotals(cells.outcomes),
+        ranking: rankVariants({ variants: found.variants, repeats: found.repeats, primaryScorer: found.primary_scorer, cells: cells.outcomes }),
+      });
       const json = experimentJson(found, totals.counts, totals.usage);
-      const rows = rankVariants({ variants: found.variants, repeats: found.repeats, primaryScorer: found.primary_scorer, cells: cells.outcomes });
       const baseline = found.baseline_experiment_id ? await findExperiment(tx, caller.tenantId, found.baseline_experiment_id) : undefined;
       const baselineOutcomes = baseline ? (await readCells(tx, deps.finishedCells, baseline, false)).outcomes : [];
       const ranked = rows.map((row) => (baseline ? { ...row, baseline: baselineFor(row.variant, row.variant_index, cells.outcomes, baseline, baselineOutcomes, found.primary_scorer) } : row));
-      return { experiment: json, leaderboard: ranked, matrix: cells.matrix };
+      return { experiment: json, leaderboard: ranked, matrix: query.results === true ? cells.matrix : undefined };
     });
     if (matrix === undefined) return { status: 200, body: { experiment, leaderboard } };
     // The matrix (megabytes at thousands of cells) goes out as Postgres wrote it, never parsed, re-serialized
@@ -460,17 +463,17 @@ export const getExperiment = defineOperation<{ id: string }, { results?: boolean
   },
 });
 
+/** A running experiment's cells (the matrix only when asked for), or a finished one's, kept. */
+type ExperimentCells = Omit<FinishedCells, 'matrix'> & { matrix?: Buffer };
+
 /**
  * The cells: what the leaderboard reads, and the matrix (UTF-8 JSON) when asked for. Read fresh while the
  * experiment runs (so a running one shows its partial ranking). A finished one's cells are final: the
  * first read after its end keeps them in Postgres (for every API process) and in this process's memory,
  * and later reads reuse them.
  */
-async function readCells(tx: TenantTx, cache: FinishedCellsCache, experiment: Experiment, withMatrix: boolean): Promise<{ outcomes: CellOutcome[]; matrix?: Buffer }> {
-  if (isExperimentFinished(experiment.status)) {
-    const cells = cache.get(experiment.id) ?? (await keepFinishedCells(tx, cache, experiment));
-    return withMatrix ? cells : { outcomes: cells.outcomes };
-  }
+async function readCells(tx: TenantTx, cache: FinishedCellsCache, experiment: Experiment, withMatrix: boolean): Promise<ExperimentCells> {
+  if (isExperimentFinished(experiment.status)) return cache.get(experiment.id) ?? (await keepFinishedCells(tx, cache, experiment));
   const outcomes = JSON.parse(await cellOutcomesJson(tx, experiment.tenant_id, experiment.id)) as CellOutcome[];
   if (!withMatrix) return { outcomes };
   return { outcomes, matrix: Buffer.from(await cellMatrixJson(tx, experiment.tenant_id, experiment.id, experiment.variants.map((v) => v.name))) };
@@ -596,7 +599,7 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
     '`Last-Event-ID` (or `?after=`) to get exactly the rest.',
   access: 'key',
   params: experimentParams,
-  query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: 2_147_483_647 } } },
+  query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
   responses: { 200: { description: 'Server-Sent Events', contentType: 'text/event-stream', schema: { type: 'string' } } },
   handler: async ({ params, query, caller, tenant, deps, koa }) => {
