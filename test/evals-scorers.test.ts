@@ -116,11 +116,11 @@ describe('eval scorers', () => {
       expect(problemsOf([{ type: 'cost_max', max_usd: true }])).to.deep.equal(['scorers[0].max_usd must be string or number']);
     });
 
-    it('refuses a regex that could backtrack catastrophically, does not compile, or has other flags', () => {
-      expect(problemsOf([{ type: 'regex', pattern: '(a+)+$' }])).to.deep.equal([
-        'scorers[0].pattern repeats (a+), which holds a quantifier itself (nested quantifiers backtrack catastrophically)',
+    it('refuses a regex the linear-time engine cannot run, does not compile, or has other flags', () => {
+      expect(problemsOf([{ type: 'regex', pattern: 'a(?=b)' }])).to.deep.equal([
+        'scorers[0].pattern uses the lookahead (?=…), which no linear-time engine runs',
       ]);
-      expect(problemsOf([{ type: 'regex', pattern: '(\\w|\\d)+' }])[0]).to.match(/^scorers\[0\]\.pattern repeats \(\\w\|\\d\), whose alternatives/);
+      expect(problemsOf([{ type: 'regex', pattern: '(a+)+$' }])).to.deep.equal([]); // runs in linear time
       expect(problemsOf([{ type: 'regex', pattern: '(a)\\1' }])[0]).to.match(/backreference/);
       expect(problemsOf([{ type: 'regex', pattern: '(' }])[0]).to.match(/^scorers\[0\]\.pattern is not a valid regular expression/);
       expect(problemsOf([{ type: 'regex', pattern: 'a', flags: 'g' }])).to.deep.equal(['scorers[0].flags must match pattern "^[imsu]*$"']);
@@ -131,7 +131,7 @@ describe('eval scorers', () => {
       expect(problemsOf([{ type: 'json_schema', schema: { type: 'object', requird: ['x'] } }])[0]).to.match(
         /^scorers\[0\]\.schema is not a usable JSON Schema: strict mode: unknown keyword: "requird"/,
       );
-      expect(problemsOf([{ type: 'json_schema', schema: { type: 'string', pattern: '(a+)+' } }])[0]).to.match(/nested quantifiers/);
+      expect(problemsOf([{ type: 'json_schema', schema: { type: 'string', pattern: '(a)\\1' } }])[0]).to.match(/uses the backreference/);
     });
 
     it('checks the judge model, its script and the rubric placeholders', () => {
@@ -574,7 +574,7 @@ describe('eval scorers', () => {
       const scorers = [
         { type: 'exact' },
         scriptedJudge('I refuse to grade this.', { name: 'judge' }),
-        { type: 'regex', pattern: '(a+)+$', name: 'stored_long_ago' },
+        { type: 'regex', pattern: '(a)\\1', name: 'stored_long_ago' },
         { type: 'contains', value: 'Par' },
       ] as ScorerConfig[];
       const result = await scoreCell(scorers, subject({ output: 'Paris', expected: 'Paris' }), scoringContext().context);
@@ -582,8 +582,7 @@ describe('eval scorers', () => {
       expect(result.passed).to.equal(false);
       expect(result.failure).to.equal(
         "scorer 'judge' failed: the judge model answered no score from 0 to 1: \"I refuse to grade this.\"; " +
-          "scorer 'stored_long_ago' failed: its config is invalid: pattern repeats (a+), which holds a quantifier itself " +
-          '(nested quantifiers backtrack catastrophically)',
+          "scorer 'stored_long_ago' failed: its config is invalid: pattern uses the backreference \\1, which no linear-time engine runs",
       );
     });
 

@@ -92,7 +92,7 @@ describe('evals: suites and cases', function () {
     const tooDeep = await call('POST', `/v1/evals/suites/${suite.id}/cases`, { key, body: { input: 'x', expected: 'y', metadata: deep } });
     expect(tooDeep.status).to.equal(400);
     expect(tooDeep.body.error.message).to.contain('nests deeper than 64');
-    const badScorer = await call('POST', `/v1/evals/suites/${suite.id}/cases`, { key, body: { input: 'x', scorers: [{ type: 'regex', pattern: '(a+)+$' }] } });
+    const badScorer = await call('POST', `/v1/evals/suites/${suite.id}/cases`, { key, body: { input: 'x', scorers: [{ type: 'regex', pattern: '(a)\\1' }] } });
     expect(badScorer.status).to.equal(400);
     expect((await call('GET', `/v1/evals/suites/${suite.id}`, { key })).body.suite.case_count).to.equal(1001);
 
@@ -117,7 +117,7 @@ describe('evals: suites and cases', function () {
     const unknown = await call('POST', '/v1/evals/suites', { key, body: { agent: agentA, name: 'bad', scorers: [{ type: 'vibes' }] } });
     expect(unknown.status).to.equal(400);
     expect(unknown.body.error.fields[0].field).to.equal('body.scorers[0].type');
-    const unsafe = await call('POST', '/v1/evals/suites', { key, body: { agent: agentA, name: 'bad', scorers: [{ type: 'regex', pattern: '(a+)+$' }] } });
+    const unsafe = await call('POST', '/v1/evals/suites', { key, body: { agent: agentA, name: 'bad', scorers: [{ type: 'regex', pattern: '(a)\\1' }] } });
     expect(unsafe.status).to.equal(400);
     expect(unsafe.body.error.fields[0].field).to.equal('body.scorers[0].pattern');
     expect((await call('GET', '/v1/evals/suites/bad', { key })).status).to.equal(404);

@@ -134,7 +134,7 @@ describe('guardrails engine: evaluation', () => {
   });
 
   it('throws GuardrailConfigError for a stored config the API would refuse', async () => {
-    const unsafe = guardrail('regex', { pattern: '(a+)+$' }, { name: 'legacy' });
+    const unsafe = guardrail('regex', { pattern: '(a)\\1' }, { name: 'legacy' });
     const error = await failure(applyGuardrails([unsafe], 'aaaa', 'input'));
     expect(error).to.be.instanceOf(GuardrailConfigError);
     expect((error as GuardrailConfigError).guardrail).to.equal('legacy');

@@ -28,15 +28,18 @@ import {
 } from './agent-run-api.js';
 import { archiveRunHistory } from './archive-run-history.js';
 import { archiveRunHistoryWorkflowId } from './archive-run-history-api.js';
-import { failureMessageOf, failureTypeOf, innermostCause } from './failures.js';
+import { BOOKKEEPING_RETRY } from './bookkeeping-retry.js';
+import { failureMessageWithRetries, failureTypeOf, innermostCause } from './failures.js';
+
+/** A stored guardrail the engine refuses (activities/guardrails/errors.ts): no retry can make it usable. */
+const UNUSABLE_GUARDRAIL = 'GuardrailConfigError';
 
 /** Short bookkeeping activities: database writes that should never take long. */
 const bookkeeping = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: {
-    initialInterval: '1 second',
-    maximumInterval: '10 seconds',
-    nonRetryableErrorTypes: ['InvalidGraph', 'RunMissing', 'GuardrailBlocked'] satisfies AgentRunFailureType[],
+    ...BOOKKEEPING_RETRY,
+    nonRetryableErrorTypes: [...(['InvalidGraph', 'RunMissing', 'GuardrailBlocked'] satisfies AgentRunFailureType[]), UNUSABLE_GUARDRAIL],
   },
 });
 
@@ -48,7 +51,7 @@ const calls = proxyActivities<Activities>({
     initialInterval: '1 second',
     maximumInterval: '10 seconds',
     maximumAttempts: 5,
-    nonRetryableErrorTypes: ['ModelConfiguration', 'GuardrailBlocked'] satisfies AgentRunFailureType[],
+    nonRetryableErrorTypes: [...(['ModelConfiguration', 'GuardrailBlocked'] satisfies AgentRunFailureType[]), UNUSABLE_GUARDRAIL],
   },
 });
 
@@ -100,7 +103,7 @@ class AgentRun {
         await CancellationScope.nonCancellable(() => this.finish({ status: 'cancelled', output: null, error: null }));
         throw err;
       }
-      const error = { code: runErrorCode(failureTypeOf(err)), message: failureMessageOf(err) };
+      const error = { code: runErrorCode(failureTypeOf(err)), message: failureMessageWithRetries(err) };
       this.turns.push(...guardrailTurnsOf(err));
       await this.finish({ status: 'failed', output: null, error });
       // The workflow's own failure is typed by the run's error code, as the run record shows it.

@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { BOOKKEEPING_RETRY } from './bookkeeping-retry.js';
 import { CONVERT_DOCUMENT_FAILURES, type DocumentRef } from './convert-document-api.js';
 import { failureMessageOf, failureTypeOf } from './failures.js';
 
@@ -9,7 +10,7 @@ const convert = proxyActivities<Activities>({
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: [CONVERT_DOCUMENT_FAILURES.DocumentMissing] },
 });
 const embed = proxyActivities<Activities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '60 seconds', retry: { maximumAttempts: 5 } });
-const bookkeeping = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
+const bookkeeping = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: BOOKKEEPING_RETRY });
 
 /**
  * One uploaded document, on the `ingest` task queue: converted to Markdown, chunked and embedded, read

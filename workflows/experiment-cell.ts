@@ -1,5 +1,6 @@
 import { ChildWorkflowFailure, executeChild, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { BOOKKEEPING_RETRY } from './bookkeeping-retry.js';
 import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from './agent-run-api.js';
 import type { agentRun } from './agent-run.js';
 import type { ExperimentCellInput } from './experiment-api.js';
@@ -12,19 +13,19 @@ import { runSearchAttributes } from './search-attributes.js';
  */
 const local = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
+  retry: BOOKKEEPING_RETRY,
 });
 
 /**
  * Scoring that asks an LLM judge may take minutes: a regular activity that heartbeats, so a dead worker
- * is noticed in seconds.
- * Retried without limit like the bookkeeping: a scorer's own failure is a result (a failed cell), so
- * what is retried is the database or the worker, and giving up would lose a run that happened.
+ * is noticed in seconds. A scorer's own failure is a result (a failed cell), so what is retried is the
+ * database or the worker, for minutes and not forever: if it gives up, the experiment records the cell
+ * broken with the reason (experiment.ts).
  */
 const scoring = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
+  retry: BOOKKEEPING_RETRY,
 });
 
 /**

@@ -15,12 +15,17 @@ import type { Activities } from '../activities/index.js';
 import type { PendingCell } from '../db/experiment-cells.js';
 import { EXPERIMENT_CELL_WORKFLOW_TYPE, EXPERIMENT_TASK_QUEUE, setConcurrencySignal, type ExperimentInput } from './experiment-api.js';
 import { runExperimentCell, type experimentCell } from './experiment-cell.js';
-import { failureMessageOf } from './failures.js';
+import { BOOKKEEPING_RETRY } from './bookkeeping-retry.js';
+import { failureMessageWithRetries } from './failures.js';
 
-/** Short, idempotent database work: local activities, without a round trip through the server each (as in experiment-cell.ts). */
+/**
+ * Short, idempotent database work: local activities, without a round trip through the server each (as in
+ * experiment-cell.ts). Retried for minutes, not forever (bookkeeping-retry.ts): a cell whose step gives up
+ * is recorded broken, and an experiment whose own step gives up ends failed.
+ */
 const bookkeeping = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
+  retry: BOOKKEEPING_RETRY,
 });
 
 /**
@@ -83,7 +88,7 @@ class ExperimentState {
       await CancellationScope.nonCancellable(async () => {
         // Its cells would be terminated with it, their runs left running: let them end first.
         await this.allCellsSettled();
-        await bookkeeping.finishExperiment({ ...ref, status: 'failed', error: { code: 'experiment_error', message: failureMessageOf(err) } });
+        await bookkeeping.finishExperiment({ ...ref, status: 'failed', error: { code: 'experiment_error', message: failureMessageWithRetries(err) } });
       });
       throw err;
     }
@@ -130,9 +135,14 @@ class ExperimentState {
           }),
     )
       .catch(async (err: unknown) => {
-        // A cell records its own failures; this is a cell that broke (a bug), recorded so the experiment can end.
-        log.error('experiment cell failed', { cellId, error: failureMessageOf(err) });
-        await CancellationScope.nonCancellable(() => bookkeeping.recordBrokenCell({ ...cell, message: failureMessageOf(err) }));
+        // A cell records its own failures; this is a cell that broke (a bug, or a step that gave up its
+        // retries), recorded so the experiment can end.
+        const message = failureMessageWithRetries(err);
+        log.error('experiment cell failed', { cellId, error: message });
+        await CancellationScope.nonCancellable(() => bookkeeping.recordBrokenCell({ ...cell, message })).catch((recordErr: unknown) => {
+          // The database has been gone for minutes: the cell stays as it was, and the experiment goes on.
+          log.error('could not record a broken experiment cell', { cellId, error: failureMessageWithRetries(recordErr) });
+        });
       })
       .finally(() => this.running.delete(cellId));
   }

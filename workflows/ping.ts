@@ -2,7 +2,8 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { PingResult } from './ping-api.js';
 
-const { checkDatabase } = proxyActivities<Activities>({ startToCloseTimeout: '10 seconds' });
+// A health check: a few quick tries, then the failure is the answer.
+const { checkDatabase } = proxyActivities<Activities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } });
 
 /**
  * Proves the whole path works: a workflow started through the Temporal server, picked up by our

@@ -10,7 +10,7 @@ const schemaValidators = new Map<GuardrailKind, ValidateFunction>();
 /**
  * Everything wrong with a guardrail's config, for a 400 at creation: first what the kind's JSON
  * Schema says, then (only for a config of the right shape) what it cannot say: a pattern that does
- * not compile or could backtrack catastrophically, a JSON Schema that does not compile, a semantic
+ * not compile or that the linear-time engine cannot run, a JSON Schema that does not compile, a semantic
  * guardrail without a decision model. Empty when the config is usable.
  *
  * `defaultDecisionModel` defaults to the GUARDRAIL_MODEL environment variable, as at evaluation.

@@ -1,17 +1,19 @@
 import { firstCodePoints } from './code-points.js';
 import { MAX_REGEX_PATTERN_LENGTH, type RegexConfig } from './config-schemas.js';
 import type { GuardrailKindDefinition } from './kind-definition.js';
-import { regexSafetyProblem } from './regex-safety.js';
-import { matchSpans, REDACTED, replaceSpans } from './spans.js';
+import { REDACTED, replaceSpans, type Span } from './spans.js';
 import type { GuardrailConfigProblem } from './types.js';
+import { REGEX_INPUT_LIMIT } from '../regex/input-limit.js';
+import { LinearRegex, linearRegexProblem } from '../regex/linear-regex.js';
+
+/** Only the first REGEX_INPUT_LIMIT characters of a text are searched; redaction leaves the rest as it is. */
+export { REGEX_INPUT_LIMIT };
 
 /**
- * Only this many characters (code points) of a text are searched. Even a pattern of star height 1
- * can be quadratic (`.*x` on a long line without an `x`: ~9 s at 100k characters, ~0.2 s at 20k), and
- * a match blocks the worker's event loop, so the work per text must have a low ceiling.
- * Redaction leaves the rest of the text as it is.
+ * How long listing a text's matches may take (each search is linear, all of them together can be
+ * quadratic: see LinearRegex.spans). A listing cut short redacts the unsearched rest of the searched text.
  */
-export const REGEX_INPUT_LIMIT = 20_000;
+const REGEX_LISTING_BUDGET_MS = 200;
 
 const ALLOWED_FLAGS = 'imsu';
 
@@ -26,27 +28,25 @@ export const regexGuardrail: GuardrailKindDefinition<RegexConfig> = {
       problems.push({ field: 'config.pattern', message: `is longer than ${MAX_REGEX_PATTERN_LENGTH} characters` });
     }
     if (problems.length > 0) return problems;
-
-    try {
-      new RegExp(config.pattern, flags);
-    } catch (err) {
-      return [{ field: 'config.pattern', message: `is not a valid regular expression: ${err instanceof Error ? err.message : String(err)}` }];
-    }
-    const unsafe = regexSafetyProblem(config.pattern, flags);
-    return unsafe ? [{ field: 'config.pattern', message: unsafe }] : [];
+    const unusable = linearRegexProblem(config.pattern, flags);
+    return unusable ? [{ field: 'config.pattern', message: unusable }] : [];
   },
 
   prepare(config) {
-    const pattern = new RegExp(config.pattern, `${config.flags ?? ''}g`);
+    const pattern = LinearRegex.compile(config.pattern, config.flags ?? '');
     return (text) => {
       const searched = firstCodePoints(text, REGEX_INPUT_LIMIT);
-      const spans = matchSpans(pattern, searched);
-      if (spans.length === 0) return undefined;
+      if (!pattern.test(searched)) return undefined;
+      const { spans, searchedTo } = pattern.spans(searched, REGEX_LISTING_BUDGET_MS);
+      if (spans.length === 0) return undefined; // only empty matches
       const beyond = searched.length < text.length ? ` in its first ${REGEX_INPUT_LIMIT} characters` : '';
+      const count = searchedTo === undefined ? `${spans.length} time(s)` : `at least ${spans.length} time(s) (listing stopped at character ${searchedTo})`;
+      // A listing cut short redacts what it did not search: a match there must not get through.
+      const redacted: Span[] = searchedTo === undefined ? spans : [...spans, { start: searchedTo, end: searched.length }];
       return {
         // The matched text is not repeated: a pattern is often written to catch a secret.
-        detail: `text matches the pattern ${spans.length} time(s)${beyond}`,
-        redact: () => replaceSpans(text, spans, () => REDACTED),
+        detail: `text matches the pattern ${count}${beyond}`,
+        redact: () => replaceSpans(text, redacted, () => REDACTED),
       };
     };
   },

@@ -2,8 +2,8 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormats from 'ajv-formats';
 import type { JsonSchema } from '../json-schema/types.js';
 import { schemaCache } from '../json-schema/cache.js';
+import { linearRegExp, withinPatternBudget } from '../regex/ajv-linear-regexp.js';
 import { ToolArgumentsError, ToolConfigError } from './errors.js';
-
 
 /**
  * Checks a tool call's arguments against the tool's JSON Schema (2020-12) and returns a copy with the
@@ -13,7 +13,7 @@ export function validateArguments(schema: JsonSchema | undefined, args: Record<s
   if (!schema) return args;
   const validate = validatorFor(schema);
   const copy = structuredClone(args);
-  if (!validate(copy)) {
+  if (!withinPatternBudget(() => validate(copy))) {
     const issues = (validate.errors ?? []).map(describe);
     throw new ToolArgumentsError(`invalid arguments: ${issues.join('; ')}`, issues);
   }
@@ -32,7 +32,8 @@ export function argumentsSchemaProblem(schema: JsonSchema): string | undefined {
 
 const validatorFor = schemaCache((schema): ValidateFunction => {
   // Not strict: schemas written for models carry keywords ajv does not know (`x-…`, `examples` in odd places).
-  const ajv = addFormats.default(new Ajv2020({ allErrors: true, strict: false, useDefaults: true }));
+  // Patterns match what a model wrote, on the worker: on the linear-time engine, never by backtracking.
+  const ajv = addFormats.default(new Ajv2020({ allErrors: true, strict: false, useDefaults: true, code: { regExp: linearRegExp } }));
   try {
     return ajv.compile(schema);
   } catch (err) {

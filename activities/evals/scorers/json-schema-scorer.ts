@@ -1,4 +1,5 @@
 import { validatorFor } from '../../guardrails/json-schema-guardrail.js';
+import { withinPatternBudget } from '../../regex/ajv-linear-regexp.js';
 import type { JsonSchemaConfig } from './config-schemas.js';
 import { parseOutputJson } from './output-json.js';
 import { outputOf, verdict, type ScorerDefinition } from './scorer-definition.js';
@@ -9,7 +10,7 @@ const REPORTED_ERRORS = 3;
 /**
  * 1 when the output, parsed as JSON (a surrounding code fence is allowed), matches `schema`, else 0.
  * Schemas are compiled as the json_schema guardrail compiles them: strict about unknown keywords, and
- * every `pattern` in them must pass the regex safety check.
+ * every `pattern` in them runs on the linear-time engine (a pattern it cannot run is refused).
  */
 export const jsonSchemaScorer: ScorerDefinition<JsonSchemaConfig> = {
   readsOutput: true,
@@ -30,7 +31,7 @@ export const jsonSchemaScorer: ScorerDefinition<JsonSchemaConfig> = {
     return (subject) => {
       const parsed = parseOutputJson(outputOf(subject));
       if (!parsed) return verdict(config, 0, 'the output is not JSON');
-      if (validate(parsed.value)) return verdict(config, 1, 'the output matches the schema');
+      if (withinPatternBudget(() => validate(parsed.value))) return verdict(config, 1, 'the output matches the schema');
       const errors = validate.errors ?? [];
       const more = errors.length > REPORTED_ERRORS ? ` (and ${errors.length - REPORTED_ERRORS} more)` : '';
       return verdict(config, 0, `the output does not match the schema: ${errorsText(errors.slice(0, REPORTED_ERRORS))}${more}`);

@@ -1,6 +1,6 @@
 import { firstCodePoints } from '../../guardrails/code-points.js';
-import { REGEX_INPUT_LIMIT } from '../../guardrails/regex-guardrail.js';
-import { regexSafetyProblem } from '../../guardrails/regex-safety.js';
+import { REGEX_INPUT_LIMIT } from '../../regex/input-limit.js';
+import { LinearRegex, linearRegexProblem } from '../../regex/linear-regex.js';
 import { MAX_REGEX_PATTERN_LENGTH, type RegexConfig } from './config-schemas.js';
 import { outputOf, verdict, type ScorerDefinition } from './scorer-definition.js';
 import type { ScorerConfigProblem } from './types.js';
@@ -8,9 +8,9 @@ import type { ScorerConfigProblem } from './types.js';
 const ALLOWED_FLAGS = 'imsu';
 
 /**
- * 1 when the pattern matches somewhere in the output, else 0. Patterns pass the regex guardrails'
- * safety check, and only the first REGEX_INPUT_LIMIT characters are searched, for the same reason:
- * a match blocks the worker's event loop and cannot be interrupted.
+ * 1 when the pattern matches somewhere in the output, else 0. Patterns run on the linear-time engine,
+ * as regex guardrails do, and only the first REGEX_INPUT_LIMIT characters are searched, for the same
+ * reason: a match blocks the worker's event loop and cannot be interrupted.
  */
 export const regexScorer: ScorerDefinition<RegexConfig> = {
   readsOutput: true,
@@ -26,19 +26,14 @@ export const regexScorer: ScorerDefinition<RegexConfig> = {
     }
     if (problems.length > 0) return problems;
 
-    try {
-      new RegExp(config.pattern, flags);
-    } catch (err) {
-      return [{ field: `${path}.pattern`, message: `is not a valid regular expression: ${err instanceof Error ? err.message : String(err)}` }];
-    }
-    const unsafe = regexSafetyProblem(config.pattern, flags);
-    return unsafe ? [{ field: `${path}.pattern`, message: unsafe }] : [];
+    const unusable = linearRegexProblem(config.pattern, flags);
+    return unusable ? [{ field: `${path}.pattern`, message: unusable }] : [];
   },
 
   expectedProblem: () => undefined,
 
   prepare(config) {
-    const pattern = new RegExp(config.pattern, config.flags ?? '');
+    const pattern = LinearRegex.compile(config.pattern, config.flags ?? '');
     return (subject) => {
       const output = outputOf(subject);
       const searched = firstCodePoints(output, REGEX_INPUT_LIMIT);

@@ -13,7 +13,7 @@ const compiled = schemaCache((schema) => ajv.compile(schema));
 /**
  * Everything wrong with a `scorers` list, for a 400: per scorer, first what its type's JSON Schema says,
  * then (only for a config of the right shape) what it cannot say: a pattern that does not compile or
- * could backtrack catastrophically, a JSON Schema that does not compile, a judge model that does not
+ * that the linear-time engine cannot run, a JSON Schema that does not compile, a judge model that does not
  * exist. Then names used twice (a scorer's name is its `name`, else its type). Empty when usable.
  * Fields are paths from `path`: `scorers[0].type`, `scorers[2].tools[1]`.
  */
