@@ -5,9 +5,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ConversionError, convertToMarkdown, sniffFormat } from '../activities/conversion/index.js';
-import type { Benchmark, BenchmarkResult } from './run.js';
+import type { BenchmarkResult } from './run.js';
 import { median, printTable, ratio, round2, sampledResult, wholeNumberFromEnv } from './sampled.js';
 import { check, norm, type Expectation } from '../test/support/corpus.js';
+import { benchmarkWithSettings } from './with-settings.js';
 
 /**
  * Document conversion on the real-document corpus (../shared/corpus/documents): our converter beside
@@ -72,14 +73,12 @@ function conversionSettings(): ConversionSettings {
   };
 }
 
-export const conversion: Benchmark = {
-  name: 'conversion',
-  plan: () => {
-    const s = conversionSettings();
-    return `corpus files through our converter and markitdown, ${s.warmup} warm-up + ${s.repeat} measured pass(es) each`;
-  },
-  run: runConversion,
-};
+export const conversion = benchmarkWithSettings(
+  'conversion',
+  conversionSettings,
+  (s) => `corpus files through our converter and markitdown, ${s.warmup} warm-up + ${s.repeat} measured pass(es) each`,
+  runConversion,
+);
 
 /** One converter's answer for one file. */
 interface Converted {
@@ -96,8 +95,7 @@ interface Verdict {
   problems: string[];
 }
 
-async function runConversion(): Promise<BenchmarkResult> {
-  const settings = conversionSettings();
+async function runConversion(settings: ConversionSettings): Promise<BenchmarkResult> {
   const recordSettings = {
     corpus: settings.corpus,
     warmup_passes: settings.warmup,

@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { parseFrame, type SseFrame } from '../test/support/sse.js';
 import { startBenchPlatform } from './bench-platform.js';
+import { KEY_USES, PlatformApi, scriptedGraph, type TimedFrame } from './platform-api.js';
 import { timedGetsInChildProcess } from './timed-gets.js';
-import type { Benchmark, BenchmarkResult } from './run.js';
+import type { BenchmarkResult } from './run.js';
 import { percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEnv, type SampledWithP95 } from './sampled.js';
+import { benchmarkWithSettings } from './with-settings.js';
 
 /**
  * Eval experiments end to end on the real platform (API, workers in this process, Temporal dev server
@@ -40,7 +41,8 @@ import { percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEn
  *    (default 100) of GET /v1/evals/experiments/{id}?results=true, GET /v1/evals/experiments/{id}
  *    (leaderboard only) and GET /v1/runs?limit=200 (the BASELINES; a page of part 1's api runs), each
  *    timed from the request to its body read by a client in a process of its own (bench/timed-gets.ts
- *    says why: megabyte responses read in-process put the reader's GC into the figure). The longest
+ *    says why: megabyte responses read in-process put the reader's GC into the figure), once no workflow
+ *    runs any more (the cells' runs archive their histories after they end). The longest
  *    history among the experiment workflow's runs (its continue-as-new chain, walked back from the
  *    latest run through `continuedExecutionRunId`) is reported beside Temporal's 50k limit and
  *    EXPERIMENT_CELLS_PER_WORKFLOW_RUN.
@@ -51,8 +53,6 @@ import { percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEn
  * platform's own process, as in the `runs` benchmark.
  */
 
-/** Runs per API key, under the run endpoint's 60 per 60 s. */
-const KEY_USES = 50;
 /**
  * How often a throughput measurement polls its experiment: ≤ 1% of a 20 s measurement, and rare enough
  * that the polls (each computes the leaderboard) take little of the database's time from the cells.
@@ -61,6 +61,9 @@ const THROUGHPUT_POLL_MS = 250;
 /** How often a cancel sample polls the experiment or run (one request at a time). */
 const CANCEL_POLL_MS = 10;
 const CANCEL_CONCURRENCY = 4;
+/** Part 3 waits for the workflows still running after its experiment (archiving) this long at most, polling this often. */
+const QUIET_TIMEOUT_MS = 300_000;
+const QUIET_POLL_MS = 500;
 const CANCEL_CASES = 16;
 /** After the cells are running (or the run started), so their model calls are in flight when cancelled. */
 const SETTLE_MS = 300;
@@ -101,20 +104,16 @@ function experimentsSettings(): ExperimentsSettings {
   };
 }
 
-export const experiments: Benchmark = {
-  name: 'experiments',
-  plan: () => {
-    const s = experimentsSettings();
-    return (
-      `${s.rounds} x ${s.cells} cells and runs at concurrency ${s.concurrencies.join(' and ')}, ${s.cancelSamples} cancels, ` +
-      `${s.bigCases * s.bigVariants} cells then ${s.getSamples} GET rounds`
-    );
-  },
-  run: runExperiments,
-};
+export const experiments = benchmarkWithSettings(
+  'experiments',
+  experimentsSettings,
+  (s) =>
+    `${s.rounds} x ${s.cells} cells and runs at concurrency ${s.concurrencies.join(' and ')}, ${s.cancelSamples} cancels, ` +
+    `${s.bigCases * s.bigVariants} cells then ${s.getSamples} GET rounds`,
+  runExperiments,
+);
 
-async function runExperiments(): Promise<BenchmarkResult> {
-  const settings = experimentsSettings();
+async function runExperiments(settings: ExperimentsSettings): Promise<BenchmarkResult> {
   const bench = await startBenchPlatform('experiments');
   try {
     const { platform, workspace } = bench;
@@ -215,6 +214,7 @@ async function runExperiments(): Promise<BenchmarkResult> {
     const variants = Array.from({ length: settings.bigVariants }, (_, i) => ({ name: `variant-${i + 1}`, graph: scriptedGraph([{ text: ANSWER }]) }));
     const big = await timedExperiment(api, bigSuite, BIG_CONCURRENCY, { variants, pollMs: BIG_POLL_MS });
     const history = await historyOfChain(platform.temporal, big.experimentId);
+    const quietAfterMs = await untilNoWorkflowRuns(platform.temporal);
 
     console.log(`[bench] results: ${settings.getSamples} rounds of GET ?results=true, GET, GET /v1/runs?limit=200...`);
     const checked = await api.json('GET', `/v1/evals/experiments/${big.experimentId}?results=true`);
@@ -365,6 +365,7 @@ async function runExperiments(): Promise<BenchmarkResult> {
           history_limit_events: HISTORY_LIMIT,
           results_rows: checked.results.length,
           results_bytes: bytes.results,
+          quiet_wait_ms: quietAfterMs,
         },
       },
       subjects,
@@ -396,10 +397,6 @@ function summary(values: number[]) {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   return { n: sorted.length, p50: round2(percentile(sorted, 50)), p95: round2(percentile(sorted, 95)), max: round2(sorted.at(-1)!) };
-}
-
-function scriptedGraph(script: unknown[]) {
-  return { nodes: [{ id: 'main', model: 'scripted', toolRefs: [], script }] };
 }
 
 // ---- the measured operations ----
@@ -553,6 +550,19 @@ async function runCancelSample(api: Api, agentId: string, key: string) {
  * The experiment workflow's runs, newest first, walked back through the continue-as-new chain
  * (`continuedExecutionRunId` of each run's first event), with each run's history length.
  */
+/**
+ * Waits until no workflow runs: the cells' runs archive their histories after they end, and reads
+ * timed while thousands of those finish would measure the archiving. Answers how long that took.
+ */
+async function untilNoWorkflowRuns(temporal: Client): Promise<number> {
+  const t0 = performance.now();
+  while ((await temporal.workflow.count('ExecutionStatus = "Running"')).count > 0) {
+    if (performance.now() - t0 > QUIET_TIMEOUT_MS) throw new Error(`workflows still running ${QUIET_TIMEOUT_MS} ms after the experiment ended`);
+    await sleep(QUIET_POLL_MS);
+  }
+  return Math.round(performance.now() - t0);
+}
+
 async function historyOfChain(temporal: Client, experimentId: string) {
   const runs: Array<{ run_id: string; history_events: number; status: string }> = [];
   let runId: string | undefined;
@@ -572,23 +582,10 @@ async function historyOfChain(temporal: Client, experimentId: string) {
 
 // ---- the API over HTTP ----
 
-/** Keys to spread run requests over: round-robin, none used more than KEY_USES times. */
-interface KeyRing {
-  next(): string;
-}
-
-class Api {
-  constructor(
-    private readonly url: string,
-    /** The workspace's management key: setup, evals and new keys; runs use keys of their own. */
-    private readonly managementKey: string,
-  ) {}
-
-  /** An agent whose published version is a one-node graph running `script` on the scripted model. */
-  async publishAgent(name: string, script: unknown[]): Promise<string> {
-    const agent = await this.json('POST', '/v1/agents', { name }, [201]);
-    await this.json('POST', `/v1/agents/${agent.agent.id}/versions`, { graph: scriptedGraph(script) }, [201]);
-    return agent.agent.id;
+class Api extends PlatformApi {
+  constructor(url: string, managementKey: string) {
+    // The management key: setup, evals and new keys; runs use keys of their own.
+    super(url, managementKey, 'bench-exp');
   }
 
   /** A suite of the agent scored with `contains` (expected: Paris), with one case per input. */
@@ -599,20 +596,6 @@ class Api {
       await this.json('POST', `/v1/evals/suites/${suite.id}/cases`, { cases }, [201]);
     }
     return suite.id;
-  }
-
-  async keysFor(uses: number): Promise<KeyRing> {
-    const keys: string[] = [];
-    for (let i = 0; i < Math.ceil(uses / KEY_USES); i++) {
-      keys.push((await this.json('POST', '/v1/api-keys', { kind: 'standard', name: `bench-exp-${i}` }, [201])).key);
-    }
-    let used = 0;
-    return {
-      next: () => {
-        if (used >= uses) throw new Error(`more than the ${uses} runs these keys were made for`);
-        return keys[used++ % keys.length]!;
-      },
-    };
   }
 
   /** The experiment's cells with their status and own timestamps, from its results matrix. */
@@ -627,42 +610,10 @@ class Api {
     );
   }
 
-  /** Sends a request answered with an SSE stream and reads it to its end. */
-  async stream(method: string, path: string, key: string, body: unknown, onFrame?: (frame: SseFrame) => void): Promise<{ frames: SseFrame[] }> {
-    const response = await fetch(this.url + path, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
-    const frames: SseFrame[] = [];
-    let buffer = '';
-    const decoder = new TextDecoder();
-    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (block.startsWith(':')) continue; // a ping comment
-        const frame = parseFrame(block);
-        frames.push(frame);
-        onFrame?.(frame);
-      }
-    }
-    return { frames };
-  }
-
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON bodies, checked by status
-  async json(method: string, path: string, body?: unknown, expected: number[] = [200]): Promise<any> {
-    const response = await fetch(this.url + path, {
-      method,
-      headers: { authorization: `Bearer ${this.managementKey}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!expected.includes(response.status)) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-    return JSON.parse(text);
+  /** Sends a request answered with an SSE stream and reads it to its end; any other answer is an error. */
+  async stream(method: string, path: string, key: string, body: unknown, onFrame?: (frame: TimedFrame) => void): Promise<{ frames: TimedFrame[] }> {
+    const answer = await this.readStream(method, path, key, { body, timeoutMs: TIMEOUT_MS, onFrame });
+    if (answer.body !== undefined) throw new Error(`${method} ${path} answered ${answer.status}: ${answer.body}`);
+    return answer;
   }
 }

@@ -3,9 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { chunkMarkdown } from '../activities/chunking/index.js';
 import { createEmbedder, type WorkerEmbedder } from '../activities/embedding/index.js';
 import { startBenchPlatform } from './bench-platform.js';
-import type { Benchmark, BenchmarkResult } from './run.js';
+import { PlatformApi } from './platform-api.js';
+import type { BenchmarkResult } from './run.js';
 import { median, printTable, ratio, round2, sampledResult, wholeNumberFromEnv } from './sampled.js';
 import { shuffled, realSentences } from './sentences.js';
+import { benchmarkWithSettings } from './with-settings.js';
 
 /**
  * Knowledge ingestion: chunks embedded per second THROUGH THE PLATFORM, beside the raw embedder on the
@@ -63,14 +65,12 @@ function ingestSettings(): IngestSettings {
   };
 }
 
-export const ingest: Benchmark = {
-  name: 'ingest',
-  plan: () => {
-    const s = ingestSettings();
-    return `${s.docs} Markdown documents of ${s.sections} sections through the platform, the raw embedder on the same chunks before and after`;
-  },
-  run: runIngest,
-};
+export const ingest = benchmarkWithSettings(
+  'ingest',
+  ingestSettings,
+  (s) => `${s.docs} Markdown documents of ${s.sections} sections through the platform, the raw embedder on the same chunks before and after`,
+  runIngest,
+);
 
 interface UploadedDoc {
   id: string;
@@ -81,8 +81,7 @@ interface UploadedDoc {
   chunks?: number;
 }
 
-async function runIngest(): Promise<BenchmarkResult> {
-  const settings = ingestSettings();
+async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
   const docs = generateDocuments(settings.docs + 1, settings.sections);
   const [warmupDoc, ...measuredDocs] = docs as [GeneratedDoc, ...GeneratedDoc[]];
 
@@ -297,27 +296,10 @@ function headingFrom(sentence: string): string {
   return sentence.replace(/[.!?]$/, '').split(' ').slice(0, 5).join(' ');
 }
 
-class Api {
-  constructor(
-    private readonly url: string,
-    private readonly key: string,
-  ) {}
-
+class Api extends PlatformApi {
   async upload(doc: GeneratedDoc): Promise<UploadedDoc> {
     const sentAt = Date.now();
     const body = await this.json('POST', `/v1/knowledge/${KB_NAME}/documents`, { title: doc.title, text: doc.text }, [202]);
     return { id: String(body.document.id), title: doc.title, sentAt };
-  }
-
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON bodies, checked by status
-  async json(method: string, path: string, body: unknown, expected: number[]): Promise<any> {
-    const response = await fetch(this.url + path, {
-      method,
-      headers: { authorization: `Bearer ${this.key}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!expected.includes(response.status)) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-    return JSON.parse(text);
   }
 }

@@ -6,9 +6,11 @@ import { AGENT_RUN_TASK_QUEUE } from '../workflows/agent-run-api.js';
 import { PING_WORKFLOW_TYPE } from '../workflows/ping-api.js';
 import type { ping } from '../workflows/ping.js';
 import type { Platform } from '../workers/platform.js';
-import { parseFrame, type SseFrame } from '../test/support/sse.js';
 import { startBenchPlatform } from './bench-platform.js';
-import type { Benchmark, BenchmarkResult, SampledSubjectResult } from './run.js';
+import { KEY_USES, PlatformApi, type TimedFrame, type TimedStream } from './platform-api.js';
+import type { BenchmarkResult, SampledSubjectResult } from './run.js';
+import { percentile, ratio, round2, wholeNumberFromEnv } from './sampled.js';
+import { benchmarkWithSettings } from './with-settings.js';
 
 /**
  * Agent runs end to end on the real platform, beside bare Temporal client calls measured in the same run.
@@ -44,8 +46,6 @@ import type { Benchmark, BenchmarkResult, SampledSubjectResult } from './run.js'
  * (POST /v1/api-keys), each used for at most KEY_USES runs, requests spread round-robin over them.
  */
 
-/** Runs per API key, under the endpoint's 60 per 60 s. */
-const KEY_USES = 50;
 /** Between opening the events stream and sending the answer (see ANSWER above). */
 const ANSWER_SETTLE_MS = 100;
 /** A run, stream or workflow that takes longer than this counts as an error. */
@@ -73,25 +73,20 @@ function runsSettings(): RunsSettings {
   };
 }
 
-export const runs: Benchmark = {
-  name: 'runs',
-  plan: () => {
-    const s = runsSettings();
-    return `${s.runs} sequential runs, ${s.total} at concurrency ${s.concurrency}, ${s.answers} answers`;
-  },
-  run: runRuns,
-};
+export const runs = benchmarkWithSettings(
+  'runs',
+  runsSettings,
+  (s) => `${s.runs} sequential runs, ${s.total} at concurrency ${s.concurrency}, ${s.answers} answers`,
+  runRuns,
+);
 
-async function runRuns(): Promise<BenchmarkResult> {
-  const settings = runsSettings();
-  const cleanup: Array<() => Promise<void>> = [];
+async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
+  const bench = await startBenchPlatform('runs');
   try {
-    const bench = await startBenchPlatform('runs');
-    cleanup.push(() => bench.stop());
     const { platform, workspace } = bench;
-    const api = new Api(platform.apiUrl, workspace.apiKey);
-    const calculator = await api.createTool({ name: 'calculator', kind: 'builtin', builtin: 'calculator' });
-    const askHuman = await api.createTool({ name: 'ask_human', kind: 'builtin', builtin: 'ask_human' });
+    const api = new PlatformApi(platform.apiUrl, workspace.apiKey);
+    const calculator = await createTool(api, { name: 'calculator', kind: 'builtin', builtin: 'calculator' });
+    const askHuman = await createTool(api, { name: 'ask_human', kind: 'builtin', builtin: 'ask_human' });
     const mathAgent = await api.publishAgent('bench-calculator', [
       { tool_calls: [{ tool: 'calculator', arguments: { expression: '6 * 7' } }] },
       { text: RUN_OUTPUT },
@@ -235,16 +230,16 @@ async function runRuns(): Promise<BenchmarkResult> {
       },
     };
   } finally {
-    for (const undo of cleanup.reverse()) await undo().catch((err) => console.error('[bench] cleanup:', err));
+    await bench.stop().catch((err) => console.error('[bench] cleanup:', err));
   }
 }
 
 // ---- the measured operations ----
 
 /** One run read to its end: latencies from just before the request to its first event and to run.completed. */
-async function timedRun(api: Api, agentId: string, key: string): Promise<{ t0: number; firstEventMs: number; completedMs: number; frames: TimedFrame[] }> {
+async function timedRun(api: PlatformApi, agentId: string, key: string): Promise<{ t0: number; firstEventMs: number; completedMs: number; frames: TimedFrame[] }> {
   const t0 = performance.now();
-  const response = await api.stream('POST', `/v1/agents/${agentId}/runs`, key, { body: { input: RUN_INPUT } });
+  const response = await api.readStream('POST', `/v1/agents/${agentId}/runs`, key, { body: { input: RUN_INPUT }, timeoutMs: SAMPLE_TIMEOUT_MS });
   const last = response.frames.at(-1);
   if (response.status !== 200 || last?.event !== 'run.completed') throw new Error(`run did not complete: ${describe(response)}`);
   return { t0, firstEventMs: response.frames[0]!.at - t0, completedMs: last.at - t0, frames: response.frames };
@@ -262,7 +257,7 @@ function timeline(run: { t0: number; frames: TimedFrame[] }): Array<{ event: str
 }
 
 /** A run that must take the expected path, so the benchmark measures what it says it does. */
-async function checkRun(api: Api, agentId: string, key: string): Promise<{ events: number; types: string[] }> {
+async function checkRun(api: PlatformApi, agentId: string, key: string): Promise<{ events: number; types: string[] }> {
   const { frames } = await timedRun(api, agentId, key);
   const types = frames.map((f) => f.event).filter((t, i, all) => t !== 'message.delta' || all[i - 1] !== 'message.delta');
   const tool = frames.find((f) => f.event === 'tool_call.completed');
@@ -274,13 +269,13 @@ async function checkRun(api: Api, agentId: string, key: string): Promise<{ event
 }
 
 /** A run paused on ask_human, then answered with its events stream already open. */
-async function answerRound(api: Api, agentId: string, key: string): Promise<{ nextEventMs: number; answerResponseMs: number }> {
-  const started = await api.stream('POST', `/v1/agents/${agentId}/runs`, key, { body: { input: 'ask me' } });
+async function answerRound(api: PlatformApi, agentId: string, key: string): Promise<{ nextEventMs: number; answerResponseMs: number }> {
+  const started = await api.readStream('POST', `/v1/agents/${agentId}/runs`, key, { body: { input: 'ask me' }, timeoutMs: SAMPLE_TIMEOUT_MS });
   const paused = started.frames.at(-1);
   if (started.status !== 200 || paused?.event !== 'run.paused') throw new Error(`run did not pause: ${describe(started)}`);
   const runId = String(started.frames[0]!.data.run_id);
 
-  const rest = api.stream('GET', `/v1/runs/${runId}/events`, key, { headers: { 'last-event-id': String(paused.id) } });
+  const rest = api.readStream('GET', `/v1/runs/${runId}/events`, key, { headers: { 'last-event-id': String(paused.id) }, timeoutMs: SAMPLE_TIMEOUT_MS });
   rest.catch(() => {}); // awaited below; this only keeps an early failure from being reported as unhandled
   await sleep(ANSWER_SETTLE_MS);
   const t0 = performance.now();
@@ -385,20 +380,6 @@ class Samples {
   }
 }
 
-/** Nearest-rank percentile of ascending values. */
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-function round2(value: number): number {
-  return Math.round(value * 100) / 100;
-}
-
-/** a / b to three decimals; NaN when b is 0 or unknown (JSON writes it as null). */
-function ratio(a: number, b: number): number {
-  return b === 0 || !Number.isFinite(b) ? NaN : Math.round((a / b) * 1000) / 1000;
-}
-
 async function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -413,102 +394,9 @@ async function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
 
 // ---- the API over HTTP ----
 
-interface TimedFrame extends SseFrame {
-  /** performance.now() when the frame was parsed. */
-  at: number;
-}
-
-interface TimedStream {
-  status: number;
-  frames: TimedFrame[];
-  /** The body when the answer was not an event stream. */
-  body?: string;
-}
-
-/** Keys to spread run requests over: round-robin, none used more than KEY_USES times. */
-interface KeyRing {
-  next(): string;
-}
-
-class Api {
-  keysCreated = 0;
-
-  constructor(
-    readonly url: string,
-    /** The workspace's management key: setup and new keys (never runs, so its own limit is untouched). */
-    private readonly managementKey: string,
-  ) {}
-
-  async createTool(tool: Record<string, unknown>): Promise<string> {
-    const body = await this.json('POST', '/v1/tools', tool, [200, 201]);
-    return body.tool.id;
-  }
-
-  /** An agent whose published version is a one-node graph running `script` on the scripted model. */
-  async publishAgent(name: string, script: unknown[], toolRefs: string[]): Promise<string> {
-    const agent = await this.json('POST', '/v1/agents', { name }, [201]);
-    const graph = { nodes: [{ id: 'main', model: 'scripted', toolRefs, script }] };
-    await this.json('POST', `/v1/agents/${agent.agent.id}/versions`, { graph }, [201]);
-    return agent.agent.id;
-  }
-
-  /** Fresh standard keys enough for `uses` run requests. */
-  async keysFor(uses: number): Promise<KeyRing> {
-    const keys: string[] = [];
-    for (let i = 0; i < Math.ceil(uses / KEY_USES); i++) {
-      const body = await this.json('POST', '/v1/api-keys', { kind: 'standard', name: `bench-${i}` }, [201]);
-      keys.push(body.key);
-      this.keysCreated++;
-    }
-    let used = 0;
-    return {
-      next: () => {
-        if (used >= uses) throw new Error(`more than the ${uses} runs these keys were made for`);
-        return keys[used++ % keys.length]!;
-      },
-    };
-  }
-
-  /** Sends a request whose answer is an SSE stream and reads it to its end, timing each frame. */
-  async stream(method: string, path: string, key: string, options: { body?: unknown; headers?: Record<string, string> } = {}): Promise<TimedStream> {
-    const headers: Record<string, string> = { authorization: `Bearer ${key}`, ...options.headers };
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(this.url + path, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: AbortSignal.timeout(SAMPLE_TIMEOUT_MS),
-    });
-    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      return { status: response.status, frames: [], body: await response.text() };
-    }
-    const frames: TimedFrame[] = [];
-    let buffer = '';
-    const decoder = new TextDecoder();
-    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (block.startsWith(':')) continue; // a ping comment
-        frames.push({ ...parseFrame(block), at: performance.now() });
-      }
-    }
-    return { status: response.status, frames };
-  }
-
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loosely typed JSON bodies, checked by status
-  private async json(method: string, path: string, body: unknown, expected: number[]): Promise<any> {
-    const response = await fetch(this.url + path, {
-      method,
-      headers: { authorization: `Bearer ${this.managementKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!expected.includes(response.status)) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-    return JSON.parse(text);
-  }
+async function createTool(api: PlatformApi, tool: Record<string, unknown>): Promise<string> {
+  const body = await api.json('POST', '/v1/tools', tool, [200, 201]);
+  return body.tool.id;
 }
 
 /** A stream in a line, for errors: its status and event types, or its error body. */
@@ -517,12 +405,4 @@ function describe(stream: TimedStream): string {
   const last = stream.frames.at(-1);
   const detail = last && TERMINAL_EVENTS.has(last.event) && last.event !== 'run.completed' ? ` (${JSON.stringify(last.data.error ?? null)})` : '';
   return `status ${stream.status}, events ${stream.frames.map((f) => f.event).join(', ') || 'none'}${detail}`;
-}
-
-function wholeNumberFromEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, not '${raw}'`);
-  return value;
 }

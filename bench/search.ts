@@ -10,9 +10,10 @@ import { newId } from '../db/ids.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { withTenant, type TenantTx } from '../db/tenant-transaction.js';
 import { createTenant } from '../db/tenants.js';
-import type { Benchmark, BenchmarkResult } from './run.js';
+import type { BenchmarkResult } from './run.js';
 import { median, percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEnv } from './sampled.js';
 import { sampleSentences, seededRandom } from './sentences.js';
+import { benchmarkWithSettings } from './with-settings.js';
 
 /**
  * Knowledge vector search on Postgres: the HNSW search `searchKnowledge` runs, beside EXACT search of
@@ -83,17 +84,14 @@ function searchSettings(): SearchSettings {
   return s;
 }
 
-export const search: Benchmark = {
-  name: 'search',
-  plan: () => {
-    const s = searchSettings();
-    return `${s.chunks} chunks (${s.real} real, ${s.chunks - s.real} synthesized), ${s.queries} queries, HNSW vs exact, k=${K}`;
-  },
-  run: runSearch,
-};
+export const search = benchmarkWithSettings(
+  'search',
+  searchSettings,
+  (s) => `${s.chunks} chunks (${s.real} real, ${s.chunks - s.real} synthesized), ${s.queries} queries, HNSW vs exact, k=${K}`,
+  runSearch,
+);
 
-async function runSearch(): Promise<BenchmarkResult> {
-  const settings = searchSettings();
+async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
   const recordSettings = {
     chunks: settings.chunks,
     real_vectors: settings.real,

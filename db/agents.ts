@@ -1,3 +1,4 @@
+import { findTenantRow } from './find-tenant-row.js';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
@@ -80,24 +81,12 @@ export async function listVersionsOfAgent(tx: TenantTx, tenantId: string, agentI
 
 /** The version runs execute; undefined when nothing is published. */
 export async function findPublishedVersion(tx: TenantTx, tenantId: string, agentId: string): Promise<AgentVersion | undefined> {
-  return tx
-    .selectFrom('agent_versions')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('tenant_id', '=', tenantId)
-    .where('status', '=', 'published')
-    .executeTakeFirst();
+  return findTenantRow(tx, 'agent_versions', tenantId, { agent_id: agentId, status: 'published' });
 }
 
 /** The agent's version with this number, published or not. */
 export async function findAgentVersionByNumber(tx: TenantTx, tenantId: string, agentId: string, version: number): Promise<AgentVersion | undefined> {
-  return tx
-    .selectFrom('agent_versions')
-    .selectAll()
-    .where('agent_id', '=', agentId)
-    .where('version', '=', version)
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
+  return findTenantRow(tx, 'agent_versions', tenantId, { agent_id: agentId, version });
 }
 
 export async function findAgentVersion(tx: TenantTx, tenantId: string, versionId: string): Promise<AgentVersion | undefined> {

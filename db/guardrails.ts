@@ -1,6 +1,7 @@
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByRef } from './refs.js';
+import { saveByName } from './save-by-name.js';
 import type { GuardrailRow } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
@@ -31,22 +32,7 @@ export async function listAllGuardrails(tx: TenantTx, tenantId: string): Promise
 
 /** Creates the guardrail, or replaces the definition of the one with this name. */
 export async function saveGuardrail(tx: TenantTx, tenantId: string, name: string, definition: GuardrailDefinition): Promise<{ row: GuardrailRow; created: boolean }> {
-  const values = { ...definition, config: JSON.stringify(definition.config) };
-  const inserted = await tx
-    .insertInto('guardrails')
-    .values({ id: newId('grd'), tenant_id: tenantId, name, ...values })
-    .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  if (inserted) return { row: inserted, created: true };
-  const row = await tx
-    .updateTable('guardrails')
-    .set({ ...values, updated_at: new Date() })
-    .where('tenant_id', '=', tenantId)
-    .where('name', '=', name)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return { row, created: false };
+  return saveByName(tx, 'guardrails', tenantId, name, newId('grd'), { ...definition, config: JSON.stringify(definition.config) });
 }
 
 export async function setGuardrailEnabledById(tx: TenantTx, tenantId: string, guardrailId: string, enabled: boolean): Promise<GuardrailRow> {

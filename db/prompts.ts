@@ -1,3 +1,4 @@
+import { findTenantRow } from './find-tenant-row.js';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
@@ -65,13 +66,7 @@ export async function findPromptByName(tx: TenantTx, tenantId: string, name: str
 }
 
 export async function findPromptVersion(tx: TenantTx, tenantId: string, promptId: string, version: number): Promise<PromptVersion | undefined> {
-  return tx
-    .selectFrom('prompt_versions')
-    .selectAll()
-    .where('prompt_id', '=', promptId)
-    .where('version', '=', version)
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
+  return findTenantRow(tx, 'prompt_versions', tenantId, { prompt_id: promptId, version });
 }
 
 export async function listPromptsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<PromptWithCurrent>> {

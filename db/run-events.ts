@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { appendEvents, readEvents, type EventLog, type NewLogEvent } from './event-log.js';
 import type { RunEvent } from './schema.js';
 import { withTenant, type TenantTx } from './tenant-transaction.js';
 
@@ -21,52 +21,18 @@ export type RunEventType =
   | 'run.cancelled'
   | 'attempt.reset';
 
-export interface NewRunEvent {
+export interface NewRunEvent extends NewLogEvent {
   type: RunEventType;
-  data: Record<string, unknown>;
-  /** Makes the append idempotent: an event with a key already in the log is skipped (activity retries). */
-  dedupeKey?: string;
 }
 
-/**
- * Appends events to a run's log in order, numbering them 1, 2, 3… without gaps. The run row is locked
- * while sequence numbers are taken, so concurrent appenders queue rather than collide. Listeners are
- * notified on commit.
- */
-export async function appendRunEvents(tx: TenantTx, tenantId: string, runId: string, events: NewRunEvent[]): Promise<number[]> {
-  const keys = events.flatMap((e) => (e.dedupeKey ? [e.dedupeKey] : []));
-  const seen = keys.length
-    ? new Set(
-        (
-          await tx.selectFrom('run_events').select('dedupe_key').where('run_id', '=', runId).where('dedupe_key', 'in', keys).execute()
-        ).map((r) => r.dedupe_key),
-      )
-    : new Set<string | null>();
-  const fresh = events.filter((e) => !e.dedupeKey || !seen.has(e.dedupeKey));
-  if (fresh.length === 0) return [];
+const RUN_EVENT_LOG: EventLog = { table: 'run_events', parentTable: 'runs', parentColumn: 'run_id', channel: RUN_EVENTS_CHANNEL };
 
-  const { last_event_seq: last } = await tx
-    .updateTable('runs')
-    .set((eb) => ({ last_event_seq: eb('last_event_seq', '+', fresh.length) }))
-    .where('id', '=', runId)
-    .returning('last_event_seq')
-    .executeTakeFirstOrThrow();
-  const first = last - fresh.length + 1;
-  await tx
-    .insertInto('run_events')
-    .values(
-      fresh.map((event, i) => ({
-        run_id: runId,
-        seq: first + i,
-        tenant_id: tenantId,
-        type: event.type,
-        data: JSON.stringify(event.data),
-        dedupe_key: event.dedupeKey ?? null,
-      })),
-    )
-    .execute();
-  await sql`select pg_notify(${RUN_EVENTS_CHANNEL}, ${runId})`.execute(tx);
-  return fresh.map((_, i) => first + i);
+/**
+ * Appends events to a run's log in order, numbering them 1, 2, 3… without gaps (see appendEvents);
+ * returns the numbers they got, none for the events a dedupe key skipped.
+ */
+export function appendRunEvents(tx: TenantTx, tenantId: string, runId: string, events: NewRunEvent[]): Promise<number[]> {
+  return appendEvents(tx, RUN_EVENT_LOG, tenantId, runId, events);
 }
 
 /** The same, in a transaction of its own. */
@@ -75,16 +41,6 @@ export function appendRunEventsNow(db: Db, tenantId: string, runId: string, even
 }
 
 /** The run's events after `afterSeq`, oldest first. */
-export async function readRunEvents(db: Db, tenantId: string, runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
-  return withTenant(db, tenantId, (tx) =>
-    tx
-      .selectFrom('run_events')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .where('tenant_id', '=', tenantId)
-      .where('seq', '>', afterSeq)
-      .orderBy('seq')
-      .limit(limit)
-      .execute(),
-  );
+export function readRunEvents(db: Db, tenantId: string, runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
+  return readEvents(db, RUN_EVENT_LOG, tenantId, runId, afterSeq, limit);
 }

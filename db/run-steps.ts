@@ -44,13 +44,8 @@ export type StepEnd = { ok: true; result: unknown } | { ok: false; error: string
  * from its start to now.
  */
 export async function recordStepEnd(tx: TenantTx, tenantId: string, runId: string, index: number, end: StepEnd): Promise<number> {
-  const row = await tx
-    .selectFrom('run_steps')
-    .select(['started_at', 'status'])
-    .where('run_id', '=', runId)
-    .where('index', '=', index)
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirstOrThrow();
+  const step = { run_id: runId, index, tenant_id: tenantId };
+  const row = await tx.selectFrom('run_steps').select(['started_at', 'status']).where((eb) => eb.and(step)).executeTakeFirstOrThrow();
   const ended = new Date();
   const durationMs = ended.getTime() - row.started_at.getTime();
   if (row.status === 'running') {
@@ -63,9 +58,7 @@ export async function recordStepEnd(tx: TenantTx, tenantId: string, runId: strin
         ended_at: ended,
         duration_ms: durationMs,
       })
-      .where('run_id', '=', runId)
-      .where('index', '=', index)
-      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb.and(step))
       .execute();
   }
   return durationMs;

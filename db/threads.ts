@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { findTenantRow } from './find-tenant-row.js';
 import { newId } from './ids.js';
 import { page, type Page, type PageQuery } from './page.js';
 import type { RunSource } from './runs.js';
@@ -32,13 +33,7 @@ export async function touchThread(
 }
 
 export async function findThread(tx: TenantTx, tenantId: string, agentId: string, threadId: string): Promise<Thread | undefined> {
-  return tx
-    .selectFrom('threads')
-    .selectAll()
-    .where('id', '=', threadId)
-    .where('agent_id', '=', agentId)
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
+  return findTenantRow(tx, 'threads', tenantId, { id: threadId, agent_id: agentId });
 }
 
 export type ThreadSummary = Pick<Thread, 'id' | 'title' | 'created_at' | 'updated_at'> & { run_count: number };

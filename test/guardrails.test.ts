@@ -18,11 +18,9 @@ const KINDS: Record<string, { config: Record<string, unknown>; text: string; red
 };
 
 describe('guardrails', () => {
-  let tenant: Awaited<ReturnType<typeof newTenant>>;
   let key: string;
   beforeEach(async () => {
-    tenant = await newTenant('guardrails');
-    key = tenant.key;
+    ({ key } = await newTenant('guardrails'));
   });
 
   describe('API', () => {
@@ -58,7 +56,7 @@ describe('guardrails', () => {
         { name: 'g', kind: 'regex', config: { pattern: 'x' }, target: 'sideways' },
         { name: 'g', kind: 'regex', config: { pattern: 'x' }, action: 'explode' },
         { name: 'g', kind: 'regex', config: {} },
-        { name: 'g', kind: 'regex', config: { pattern: '(a+)+$' } },
+        { name: 'g', kind: 'regex', config: { pattern: '(a)\\1' } },
         { name: 'g', kind: 'regex', config: { pattern: '([' } },
         { name: 'g', kind: 'keyword', config: { keywords: [] } },
         { name: 'g', kind: 'max_length', config: { maxChars: 0 } },

@@ -42,20 +42,19 @@ describe('oauth: authorization code flow with a real client and browser', functi
     await redirect?.close();
   });
 
-  /** Registers a client, runs the consent in the browser, and answers the client with its tokens. */
-  async function authorizeInBrowser(authMethod: 'none' | 'client_secret_basic', workspaceId: string) {
-    const registered = await oauth.processDynamicClientRegistrationResponse(
+  /** Registers a client the way a third-party client registers itself, redirected to the test's server. */
+  async function registerClient(clientName: string, authMethod: 'none' | 'client_secret_basic') {
+    return oauth.processDynamicClientRegistrationResponse(
       await oauth.dynamicClientRegistrationRequest(
         as,
-        { client_name: 'Flow test client', redirect_uris: [redirect.redirectUri], token_endpoint_auth_method: authMethod },
+        { client_name: clientName, redirect_uris: [redirect.redirectUri], token_endpoint_auth_method: authMethod },
         registrationOptions,
       ),
     );
-    const client: oauth.Client = { client_id: registered.client_id, token_endpoint_auth_method: authMethod };
-    const clientAuth = authMethod === 'none' ? oauth.None() : oauth.ClientSecretBasic(registered.client_secret as string);
+  }
 
-    const verifier = oauth.generateRandomCodeVerifier();
-    const state = oauth.generateRandomState();
+  /** Where the client sends the browser: its authorization request with PKCE (and `scope` when given). */
+  async function authorizationUrl(client: oauth.Client, verifier: string, state: string, scope?: string): Promise<string> {
     const url = new URL(as.authorization_endpoint!);
     url.search = new URLSearchParams({
       response_type: 'code',
@@ -63,11 +62,22 @@ describe('oauth: authorization code flow with a real client and browser', functi
       redirect_uri: redirect.redirectUri,
       code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
-      scope: 'api',
+      ...(scope && { scope }),
       state,
     }).toString();
+    return url.href;
+  }
 
-    const callback = await consentInBrowser(browser, url.href, redirect.redirectUri, { ...person, workspaceId });
+  /** Registers a client, runs the consent in the browser, and answers the client with its tokens. */
+  async function authorizeInBrowser(authMethod: 'none' | 'client_secret_basic', workspaceId: string) {
+    const registered = await registerClient('Flow test client', authMethod);
+    const client: oauth.Client = { client_id: registered.client_id, token_endpoint_auth_method: authMethod };
+    const clientAuth = authMethod === 'none' ? oauth.None() : oauth.ClientSecretBasic(registered.client_secret as string);
+
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = await authorizationUrl(client, verifier, state, 'api');
+    const callback = await consentInBrowser(browser, url, redirect.redirectUri, { ...person, workspaceId });
     const parameters = oauth.validateAuthResponse(as, client, callback, state);
     const tokens = await oauth.processAuthorizationCodeResponse(
       as,
@@ -137,25 +147,11 @@ describe('oauth: authorization code flow with a real client and browser', functi
   });
 
   it('sends the browser back with access_denied and the state when the person denies', async () => {
-    const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(
-        as,
-        { client_name: 'Denied client', redirect_uris: [redirect.redirectUri], token_endpoint_auth_method: 'none' },
-        registrationOptions,
-      ),
-    );
+    const registered = await registerClient('Denied client', 'none');
     const client: oauth.Client = { client_id: registered.client_id, token_endpoint_auth_method: 'none' };
     const state = oauth.generateRandomState();
-    const url = new URL(as.authorization_endpoint!);
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: redirect.redirectUri,
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
-      code_challenge_method: 'S256',
-      state,
-    }).toString();
-    const callback = await consentInBrowser(browser, url.href, redirect.redirectUri, { ...person, workspaceId: tenantA.tenantId, decision: 'deny' });
+    const url = await authorizationUrl(client, oauth.generateRandomCodeVerifier(), state);
+    const callback = await consentInBrowser(browser, url, redirect.redirectUri, { ...person, workspaceId: tenantA.tenantId, decision: 'deny' });
     expect(callback.searchParams.get('error')).to.equal('access_denied');
     expect(callback.searchParams.get('state')).to.equal(state);
     expect(callback.searchParams.has('code')).to.equal(false);

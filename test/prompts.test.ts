@@ -4,11 +4,10 @@ import { publishAgent } from './support/agents.js';
 import { stream } from './support/sse.js';
 
 describe('prompts', () => {
-  let tenant: Awaited<ReturnType<typeof newTenant>>;
   let key: string;
+  let standardKey: string;
   beforeEach(async () => {
-    tenant = await newTenant('prompts');
-    key = tenant.key;
+    ({ key, standardKey } = await newTenant('prompts'));
   });
 
   it('creates version 1 with 201, and answers 200 bumping the version only when the content changes', async () => {
@@ -67,7 +66,7 @@ describe('prompts', () => {
     const conflict = await call('PATCH', '/v1/prompts/a', { key, body: { name: 'b' } });
     expect(conflict.status).to.equal(409);
     expect((await call('GET', '/v1/prompts/a', { key })).body.prompt.name).to.equal('a');
-    const forbidden = await call('PATCH', '/v1/prompts/a', { key: tenant.standardKey, body: { template: 'z' } });
+    const forbidden = await call('PATCH', '/v1/prompts/a', { key: standardKey, body: { template: 'z' } });
     expect(forbidden.status).to.equal(403);
     expect((await call('PATCH', '/v1/prompts/missing', { key, body: { template: 'z' } })).status).to.equal(404);
   });

@@ -7,7 +7,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { call, newTenant } from './support/api.js';
-import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
+import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
 import { TASK_QUEUES } from '../workflows/task-queues.js';
@@ -33,8 +33,8 @@ describe('replay', () => {
   let agentId: string;
   before(async () => {
     ({ key } = await newTenant('replay'));
-    const calculator = await createTool(key, { name: 'calculator', kind: 'builtin', builtin: 'calculator' });
-    const planWrite = await createTool(key, { name: 'plan_write', kind: 'builtin', builtin: 'plan_write' });
+    const calculator = await createBuiltinTool(key, 'calculator');
+    const planWrite = await createBuiltinTool(key, 'plan_write');
     agentId = await publishAgent(key, 'replayable', scriptedGraph([
       { tool_calls: [{ tool: 'plan_write', arguments: { steps: ['add'] } }, { tool: 'calculator', arguments: { expression: '40+2' } }] },
       { text: 'forty-two' },
@@ -102,7 +102,7 @@ describe('replay', () => {
   });
 
   it('answers 409 while a run has no stored history yet', async () => {
-    const askHuman = await createTool(key, { name: 'ask_human', kind: 'builtin', builtin: 'ask_human' });
+    const askHuman = await createBuiltinTool(key, 'ask_human');
     const askerId = await publishAgent(key, 'asker', scriptedGraph([{ tool_calls: [{ tool: 'ask_human', arguments: { question: 'Which?' } }] }, { text: 'ok' }], [askHuman]));
     const paused = await stream('POST', `/v1/agents/${askerId}/runs`, { key, body: { input: 'ask' } });
     expect(paused.frames.at(-1)!.event).to.equal('run.paused');

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call, newTenant } from './support/api.js';
-import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
+import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { testWorkerPool } from './support/global.js';
 import { stream } from './support/sse.js';
 
@@ -9,7 +9,7 @@ describe('runs: ask_human', () => {
   let agentId: string;
   before(async () => {
     ({ key } = await newTenant('human'));
-    const askHuman = await createTool(key, { name: 'ask_human', kind: 'builtin', builtin: 'ask_human' });
+    const askHuman = await createBuiltinTool(key, 'ask_human');
     agentId = await publishAgent(key, 'asker', scriptedGraph([
       { tool_calls: [{ tool: 'ask_human', arguments: { question: 'Which colour?' } }] },
       { text: 'Noted your colour.' },

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call, newTenant } from './support/api.js';
-import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
+import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
 
@@ -14,7 +14,7 @@ describe('runs: tenant isolation', () => {
   before(async () => {
     a = await newTenant('runs-a');
     b = await newTenant('runs-b');
-    const tool = await createTool(a.key, { name: 'calculator', kind: 'builtin', builtin: 'calculator' });
+    const tool = await createBuiltinTool(a.key, 'calculator');
     agentId = await publishAgent(a.key, 'private', scriptedGraph([{ tool_calls: [{ tool: 'calculator', arguments: { expression: '1+2' } }] }, { text: 'three' }], [tool]));
     const response = await stream('POST', `/v1/agents/${agentId}/runs`, { key: a.key, body: { input: 'secret input' } });
     runId = response.frames[0]!.data.run_id;

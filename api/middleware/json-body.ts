@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { ApiError } from '../errors.js';
+import { readBodyUpTo } from '../read-body.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -47,18 +48,7 @@ function nestingDepth(value: unknown, limit: number): number {
 
 /** The raw request body, refused with 413 as soon as it declares or reaches more than JSON_BODY_LIMIT bytes. */
 export async function readBodyBytes(ctx: Koa.Context): Promise<Buffer> {
-  if (Number(ctx.get('Content-Length') || 0) > JSON_BODY_LIMIT) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > JSON_BODY_LIMIT) {
-      ctx.req.destroy();
-      throw tooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  return readBodyUpTo(ctx, JSON_BODY_LIMIT, tooLarge);
 }
 
 function tooLarge(): ApiError {

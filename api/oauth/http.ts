@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { readBodyUpTo } from '../read-body.js';
 import { OAuthError } from './oauth-error.js';
 
 /**
@@ -8,19 +9,7 @@ import { OAuthError } from './oauth-error.js';
 
 /** Reads the whole body, refusing more than `limit` bytes with 413. */
 export async function readBody(ctx: Koa.Context, limit: number): Promise<Buffer> {
-  const tooLarge = () => new OAuthError('invalid_request', `the request body is limited to ${limit} bytes`, 413);
-  if (Number(ctx.get('Content-Length') || 0) > limit) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      ctx.req.destroy();
-      throw tooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  return readBodyUpTo(ctx, limit, () => new OAuthError('invalid_request', `the request body is limited to ${limit} bytes`, 413));
 }
 
 /**

@@ -1,23 +1,7 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const SECRET_CHARS = 43; // 43 base62 characters carry 256 bits
-
-/** `prefix` + 43 uniform base62 characters (rejection sampling), the shape of API keys. */
-export function randomSecret(prefix = ''): string {
-  let out = '';
-  while (out.length < SECRET_CHARS) {
-    for (const byte of randomBytes(64)) {
-      if (byte < 248 && out.length < SECRET_CHARS) out += BASE62[byte % 62];
-    }
-  }
-  return prefix + out;
-}
-
-/** What is stored in place of a code, token, session or client secret. */
-export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
-}
+// Made and stored as API keys are: one generator and one hash for every secret the service hands out.
+export { randomSecret, sha256Hex } from '../../db/secrets.js';
 
 export function hmacBase64Url(key: string, message: string): string {
   return createHmac('sha256', key).update(message).digest('base64url');

@@ -3,23 +3,15 @@ import { listThreadRuns } from '../../db/runs.js';
 import { findThread, listThreadsPage } from '../../db/threads.js';
 import { orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { listOf, timestamp } from '../schemas.js';
+import { timestampsJson } from '../row-json.js';
+import { closedObject, listOf, pathParams, timestamp } from '../schemas.js';
 
 const TAG = 'Threads';
 
-const agentQuery = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({
-  type: 'object',
-  required: ['agent'],
-  additionalProperties: false,
-  properties: { agent: { type: 'string', minLength: 1, description: 'The agent (id or name) the thread belongs to.' }, ...extra },
-});
+const agentQuery = (extra: Record<string, JsonSchema> = {}): JsonSchema =>
+  closedObject({ agent: { type: 'string', minLength: 1, description: 'The agent (id or name) the thread belongs to.' }, ...extra }, { required: ['agent'] });
 
-const summarySchema: JsonSchema = {
-  type: 'object',
-  required: ['thread_id', 'title', 'created_at', 'updated_at', 'run_count'],
-  additionalProperties: false,
-  properties: { thread_id: { type: 'string' }, title: { type: 'string' }, created_at: timestamp, updated_at: timestamp, run_count: { type: 'integer' } },
-};
+const summarySchema = closedObject({ thread_id: { type: 'string' }, title: { type: 'string' }, created_at: timestamp, updated_at: timestamp, run_count: { type: 'integer' } });
 
 const turnSchema: JsonSchema = {
   type: 'object',
@@ -56,13 +48,7 @@ export const listThreads = defineOperation<Record<string, never>, { agent: strin
     return {
       status: 200,
       body: {
-        threads: items.map((t) => ({
-          thread_id: t.id,
-          title: t.title,
-          created_at: t.created_at.toISOString(),
-          updated_at: t.updated_at.toISOString(),
-          run_count: t.run_count,
-        })),
+        threads: items.map((t) => ({ thread_id: t.id, title: t.title, ...timestampsJson(t), run_count: t.run_count })),
         next_cursor: nextCursor,
       },
     };
@@ -76,18 +62,13 @@ export const getThread = defineOperation<{ threadId: string }, { agent: string }
   tag: TAG,
   summary: "A thread's turns, oldest first",
   access: 'key',
-  params: { type: 'object', required: ['threadId'], properties: { threadId: { type: 'string', minLength: 1 } } },
+  params: pathParams(['threadId']),
   query: agentQuery(),
   errors: ['not_found'],
   responses: {
     200: {
       description: 'The thread',
-      schema: {
-        type: 'object',
-        required: ['thread_id', 'agent_id', 'title', 'turns'],
-        additionalProperties: false,
-        properties: { thread_id: { type: 'string' }, agent_id: { type: 'string' }, title: { type: 'string' }, turns: { type: 'array', items: turnSchema } },
-      },
+      schema: closedObject({ thread_id: { type: 'string' }, agent_id: { type: 'string' }, title: { type: 'string' }, turns: { type: 'array', items: turnSchema } }),
     },
   },
   handler: async ({ params, query, caller, tenant }) => {

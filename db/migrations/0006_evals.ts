@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import { enableTenantIsolation } from './0001_foundation.js';
+import { notNull, timestamps } from './columns.js';
+import { createAgentTable, createChildTable, createEventLogTable, dropTables } from './tables.js';
+import { enableTenantIsolation } from './tenant-isolation.js';
 
 /**
  * Evals: suites of cases per agent, experiments, the cells an experiment runs (case × variant × repeat)
@@ -8,79 +10,58 @@ import { enableTenantIsolation } from './0001_foundation.js';
  * runs an experiment makes point back at it and at their cell.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  const now = sql`now()`;
-
-  await db.schema
-    .createTable('eval_suites')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id').onDelete('cascade'))
-    .addColumn('agent_id', 'text', (c) => c.notNull().references('agents.id').onDelete('cascade'))
-    .addColumn('name', 'text', (c) => c.notNull())
+  await createAgentTable(db, 'eval_suites')
+    .addColumn('name', 'text', notNull)
     .addColumn('description', 'text')
-    .addColumn('scorers', 'jsonb', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
+    .addColumn('scorers', 'jsonb', notNull)
+    .$call(timestamps)
     .addUniqueConstraint('eval_suites_agent_name_key', ['tenant_id', 'agent_id', 'name'])
     .execute();
   await db.schema.createIndex('eval_suites_tenant_name_idx').on('eval_suites').columns(['tenant_id', 'name']).execute();
 
-  await db.schema
-    .createTable('eval_cases')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('tenant_id', 'text', (c) => c.notNull())
-    .addColumn('suite_id', 'text', (c) => c.notNull().references('eval_suites.id').onDelete('cascade'))
-    .addColumn('input', 'text', (c) => c.notNull())
+  await createChildTable(db, 'eval_cases', 'suite_id', 'eval_suites')
+    .addColumn('input', 'text', notNull)
     .addColumn('expected', 'jsonb')
-    .addColumn('metadata', 'jsonb', (c) => c.notNull())
-    .addColumn('tags', 'jsonb', (c) => c.notNull())
+    .addColumn('metadata', 'jsonb', notNull)
+    .addColumn('tags', 'jsonb', notNull)
     .addColumn('scorers', 'jsonb')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
+    .$call(timestamps)
     .execute();
   await db.schema.createIndex('eval_cases_suite_idx').on('eval_cases').columns(['suite_id', 'id']).execute();
 
-  await db.schema
-    .createTable('experiments')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id').onDelete('cascade'))
-    .addColumn('agent_id', 'text', (c) => c.notNull().references('agents.id').onDelete('cascade'))
+  await createAgentTable(db, 'experiments')
     // No foreign key: a deleted suite leaves its experiments' results readable.
-    .addColumn('suite_id', 'text', (c) => c.notNull())
-    .addColumn('suite_name', 'text', (c) => c.notNull())
-    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('suite_id', 'text', notNull)
+    .addColumn('suite_name', 'text', notNull)
+    .addColumn('name', 'text', notNull)
     .addColumn('description', 'text')
-    .addColumn('variants', 'jsonb', (c) => c.notNull())
-    .addColumn('repeats', 'integer', (c) => c.notNull())
-    .addColumn('concurrency', 'integer', (c) => c.notNull())
+    .addColumn('variants', 'jsonb', notNull)
+    .addColumn('repeats', 'integer', notNull)
+    .addColumn('concurrency', 'integer', notNull)
     .addColumn('primary_scorer', 'text')
     .addColumn('baseline_experiment_id', 'text')
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('queued', 'running', 'completed', 'cancelled', 'failed')`))
     .addColumn('error', 'jsonb')
-    .addColumn('case_count', 'integer', (c) => c.notNull())
-    .addColumn('cell_count', 'integer', (c) => c.notNull())
+    .addColumn('case_count', 'integer', notNull)
+    .addColumn('cell_count', 'integer', notNull)
     .addColumn('last_event_seq', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
+    .$call(timestamps)
     .addColumn('started_at', 'timestamptz')
     .addColumn('ended_at', 'timestamptz')
     .execute();
   await db.schema.createIndex('experiments_tenant_idx').on('experiments').columns(['tenant_id', 'id']).execute();
 
-  await db.schema
-    .createTable('experiment_cells')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('tenant_id', 'text', (c) => c.notNull())
-    .addColumn('experiment_id', 'text', (c) => c.notNull().references('experiments.id').onDelete('cascade'))
+  await createChildTable(db, 'experiment_cells', 'experiment_id', 'experiments')
     // The cell's place in the experiment: cells are started in this order.
-    .addColumn('seq', 'integer', (c) => c.notNull())
-    .addColumn('case_id', 'text', (c) => c.notNull())
-    .addColumn('case_index', 'integer', (c) => c.notNull())
-    .addColumn('variant_index', 'integer', (c) => c.notNull())
-    .addColumn('repeat', 'integer', (c) => c.notNull())
-    .addColumn('input', 'text', (c) => c.notNull())
+    .addColumn('seq', 'integer', notNull)
+    .addColumn('case_id', 'text', notNull)
+    .addColumn('case_index', 'integer', notNull)
+    .addColumn('variant_index', 'integer', notNull)
+    .addColumn('repeat', 'integer', notNull)
+    .addColumn('input', 'text', notNull)
     .addColumn('expected', 'jsonb')
-    .addColumn('metadata', 'jsonb', (c) => c.notNull())
-    .addColumn('scorers', 'jsonb', (c) => c.notNull())
+    .addColumn('metadata', 'jsonb', notNull)
+    .addColumn('scorers', 'jsonb', notNull)
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'running', 'completed', 'failed', 'skipped')`))
     .addColumn('run_id', 'text')
     .addColumn('output', 'text')
@@ -99,18 +80,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('experiment_cells_status_idx').on('experiment_cells').columns(['experiment_id', 'status', 'seq']).execute();
 
-  await db.schema
-    .createTable('experiment_events')
-    .addColumn('experiment_id', 'text', (c) => c.notNull().references('experiments.id').onDelete('cascade'))
-    .addColumn('seq', 'integer', (c) => c.notNull())
-    .addColumn('tenant_id', 'text', (c) => c.notNull())
-    .addColumn('type', 'text', (c) => c.notNull())
-    .addColumn('data', 'jsonb', (c) => c.notNull())
-    .addColumn('dedupe_key', 'text')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
-    .addPrimaryKeyConstraint('experiment_events_pkey', ['experiment_id', 'seq'])
-    .execute();
-  await sql`create unique index experiment_events_dedupe on experiment_events (experiment_id, dedupe_key) where dedupe_key is not null`.execute(db);
+  await createEventLogTable(db, 'experiment_events', 'experiment_id', 'experiments');
 
   await db.schema
     .alterTable('runs')
@@ -123,13 +93,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // An eval run's thread is the eval's, not a conversation: thread lists leave it out.
   await db.schema.alterTable('threads').addColumn('source', 'text', (c) => c.notNull().defaultTo('api')).execute();
 
-  for (const table of ['eval_suites', 'eval_cases', 'experiments', 'experiment_cells', 'experiment_events']) await enableTenantIsolation(db, table);
+  await enableTenantIsolation(db, 'eval_suites', 'eval_cases', 'experiments', 'experiment_cells', 'experiment_events');
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('threads').dropColumn('source').execute();
   await db.schema.alterTable('runs').dropColumn('experiment_id').dropColumn('cell_id').dropColumn('graph_override').execute();
-  for (const table of ['experiment_events', 'experiment_cells', 'experiments', 'eval_cases', 'eval_suites']) {
-    await db.schema.dropTable(table).ifExists().execute();
-  }
+  await dropTables(db, 'experiment_events', 'experiment_cells', 'experiments', 'eval_cases', 'eval_suites');
 }

@@ -45,32 +45,39 @@ export async function stream(method: string, path: string, options: StreamOption
   }
   const frames: SseFrame[] = [];
   let pings = 0;
-  let buffer = '';
-  const decoder = new TextDecoder();
   try {
-    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        if (block.startsWith(':')) {
-          pings++;
-          continue;
-        }
-        const frame = parseFrame(block);
-        frames.push(frame);
-        await options.onFrame?.(frame);
-        if (options.until?.(frame, frames)) {
-          controller.abort();
-          return { status: response.status, headers: response.headers, frames, pings };
-        }
+    for await (const block of sseBlocks(response.body as AsyncIterable<Uint8Array>)) {
+      if (block.startsWith(':')) {
+        pings++;
+        continue;
+      }
+      const frame = parseFrame(block);
+      frames.push(frame);
+      await options.onFrame?.(frame);
+      if (options.until?.(frame, frames)) {
+        controller.abort();
+        return { status: response.status, headers: response.headers, frames, pings };
       }
     }
   } catch (err) {
     if (!controller.signal.aborted) throw err;
   }
   return { status: response.status, headers: response.headers, frames, pings };
+}
+
+/** The blocks of an SSE body (the text between blank lines) as they arrive: frames, and `:` comments (pings). */
+export async function* sseBlocks(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  let buffer = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      yield block;
+    }
+  }
 }
 
 /** One SSE frame (the lines between blank lines) as id, event and parsed data. */

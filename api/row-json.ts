@@ -1,0 +1,11 @@
+/** Helpers for turning stored rows into the JSON the API answers. */
+
+/** The fields of `row` that the API shows as they are stored, in the order given. */
+export function pick<Row, Key extends keyof Row>(row: Row, keys: readonly Key[]): Pick<Row, Key> {
+  return Object.fromEntries(keys.map((key) => [key, row[key]])) as Pick<Row, Key>;
+}
+
+/** `created_at` and `updated_at` as ISO 8601 strings, the way every resource shows them. */
+export function timestampsJson(row: { created_at: Date; updated_at: Date }): { created_at: string; updated_at: string } {
+  return { created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
+}
