@@ -1,11 +1,13 @@
 import Koa from 'koa';
 import type { AppDeps } from './deps.js';
 import { errorBodies } from './middleware/errors.js';
+import { methodNotAllowed } from './middleware/method-not-allowed.js';
 import { mcpEndpoint } from './mcp/endpoint.js';
 import { requestId } from './middleware/request-id.js';
 import type { AnyOperation } from './operation.js';
 import { oauthRoutes } from './oauth/router.js';
 import { buildRouter } from './router.js';
+import { proxyHopsFromEnv, trustProxies } from './trust-proxy.js';
 import agents from './routes/agents.js';
 import apiKeys from './routes/api-keys.js';
 import evalSuites from './routes/eval-suites.js';
@@ -29,13 +31,16 @@ export function allOperations(): AnyOperation[] {
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa();
-  app.proxy = process.env.TRUST_PROXY === 'true';
+  trustProxies(app, proxyHopsFromEnv(process.env.TRUST_PROXY));
   app.on('error', logUnexpected);
   app.use(requestId);
   app.use(errorBodies);
   app.use(mcpEndpoint(allOperations(), deps));
-  app.use(oauthRoutes(deps));
-  app.use(buildRouter(allOperations(), deps).routes());
+  const oauth = oauthRoutes(deps);
+  const operations = buildRouter(allOperations(), deps);
+  app.use(methodNotAllowed([oauth.router!, operations]));
+  app.use(oauth);
+  app.use(operations.routes());
   return app;
 }
 

@@ -7,6 +7,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   unauthorized: 'Missing, malformed, unknown or revoked credential.',
   forbidden: 'The credential may not call this operation (management keys only).',
   not_found: 'The addressed resource does not exist in this workspace.',
+  method_not_allowed: 'The path does not have this method; `Allow` lists those it has.',
   conflict: 'The request conflicts with the current state.',
   payload_too_large: 'The body is larger than the limit.',
   unsupported_media_type: 'The body is not JSON.',
@@ -80,8 +81,9 @@ export function errorCodes(operation: AnyOperation): ErrorCode[] {
   const codes = new Set<ErrorCode>(operation.errors ?? []);
   if (operation.access !== 'public') codes.add('unauthorized');
   if (operation.access === 'management') codes.add('forbidden');
-  if (operation.body || operation.query?.properties || operation.params) codes.add('invalid_request');
-  if (operation.body || operation.requestBody) codes.add('invalid_request').add('payload_too_large').add('unsupported_media_type');
+  // Every request's path and query are validated (unknown parameters, NUL characters), so any may be a 400.
+  codes.add('invalid_request');
+  if (operation.body || operation.requestBody) codes.add('payload_too_large').add('unsupported_media_type');
   codes.add('internal');
   return [...codes].sort((a, b) => ERROR_STATUS[a] - ERROR_STATUS[b]);
 }

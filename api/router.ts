@@ -12,7 +12,7 @@ import { requestValidator } from './validation.js';
 export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
   const router = new Router();
   for (const operation of operations) {
-    const validateParams = operation.params && requestValidator('params', operation.params);
+    const validateParams = requestValidator('params', operation.params ?? { type: 'object' });
     const validateQuery = requestValidator('query', operation.query ?? { type: 'object', additionalProperties: false });
     const validateBody = operation.body && requestValidator('body', operation.body);
 
@@ -20,7 +20,7 @@ export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
       const caller = operation.access === 'public' ? undefined : await callerOf(ctx, deps, operation.access);
 
       const params = { ...ctx.params };
-      validateParams?.(params);
+      validateParams(params);
       const query = { ...ctx.query };
       validateQuery(query);
       let body: unknown;

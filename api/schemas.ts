@@ -1,5 +1,7 @@
 import type { JsonSchema } from './operation.js';
 
+export { MAX_REQUEST_INTEGER } from '../activities/json-schema/types.js';
+
 /** Schemas shared by several operations. Each operation's own schemas live beside its handler. */
 
 export const errorBody: JsonSchema = {
@@ -26,22 +28,32 @@ export const errorBody: JsonSchema = {
 };
 
 export const timestamp: JsonSchema = { type: 'string', format: 'date-time' };
+export const nullableTimestamp: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
 
-export const deletionResult: JsonSchema = {
-  type: 'object',
-  required: ['deleted', 'id'],
-  additionalProperties: false,
-  properties: { deleted: { type: 'boolean' }, id: { type: 'string' } },
-};
+/**
+ * An object with these properties and no others. All are required, as in the records and envelopes
+ * (`{"agent": {...}}`) the API answers, unless `required` lists the ones that are (request bodies) or
+ * `optional` those that are not.
+ */
+export function closedObject(properties: Record<string, JsonSchema>, which: { required?: string[]; optional?: string[] } = {}): JsonSchema {
+  return {
+    type: 'object',
+    required: which.required ?? Object.keys(properties).filter((name) => !which.optional?.includes(name)),
+    additionalProperties: false,
+    properties,
+  };
+}
+
+/** `{"<name>": {...}, "created": bool}`: what a create-or-return (or create-or-update) POST answers. */
+export function upsertResultOf(name: string, schema: JsonSchema): JsonSchema {
+  return closedObject({ [name]: schema, created: { type: 'boolean' } });
+}
+
+export const deletionResult: JsonSchema = closedObject({ deleted: { type: 'boolean' }, id: { type: 'string' } });
 
 /** `{"<plural>": [...], "next_cursor": ...}`: the shape of every list. */
 export function listOf(plural: string, item: JsonSchema): JsonSchema {
-  return {
-    type: 'object',
-    required: [plural, 'next_cursor'],
-    additionalProperties: false,
-    properties: { [plural]: { type: 'array', items: item }, next_cursor: { type: ['string', 'null'] } },
-  };
+  return closedObject({ [plural]: { type: 'array', items: item }, next_cursor: { type: ['string', 'null'] } });
 }
 
 /** `limit` and `cursor` for list operations. */
@@ -54,8 +66,11 @@ export const pageQuery: JsonSchema = {
   },
 };
 
-export const refParams: JsonSchema = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string', minLength: 1, maxLength: 200 } },
-};
+/** Path parameters, each a non-empty string (of at most `maxLength` characters when given). */
+export function pathParams(names: string[], maxLength?: number): JsonSchema {
+  const value = (): JsonSchema => (maxLength === undefined ? { type: 'string', minLength: 1 } : { type: 'string', minLength: 1, maxLength });
+  return { type: 'object', required: names, properties: Object.fromEntries(names.map((name) => [name, value()])) };
+}
+
+/** `{id}`: a resource's id, or for those that have one, its name. */
+export const refParams: JsonSchema = pathParams(['id'], 200);

@@ -40,7 +40,7 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
       if (failed) return;
       failed = true;
       ctx.req.unpipe(parser);
-      ctx.req.resume();
+      stopReading(ctx, declared > 0);
       reject(error);
     };
 
@@ -73,6 +73,18 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
     });
     ctx.req.pipe(parser);
   });
+}
+
+/**
+ * After a refusal the rest of the body is not read. A declared length was checked above, so draining
+ * it is bounded and lets the client read the answer on a connection that then closes; a body of no
+ * declared length (chunked) could go on forever, so its connection is dropped at once, as the JSON
+ * path does.
+ */
+function stopReading(ctx: Koa.Context, lengthDeclared: boolean): void {
+  ctx.set('Connection', 'close');
+  if (lengthDeclared) ctx.req.resume();
+  else ctx.req.destroy();
 }
 
 function tooLarge(): ApiError {

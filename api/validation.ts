@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { invalidRequest, type FieldError } from './errors.js';
+import { nulCharacterFields } from './nul-characters.js';
 import type { JsonSchema } from './operation.js';
 
 // Bodies are checked as sent; query strings and path parameters arrive as text, so that ajv coerces
@@ -10,10 +11,15 @@ const coercingAjv = addFormats.default(new Ajv2020({ allErrors: true, strict: tr
 
 export type Part = 'body' | 'query' | 'params';
 
-/** Compiles a validator for one part of a request; it throws a 400 listing every failing field. */
+/**
+ * Compiles a validator for one part of a request; it throws a 400 listing every failing field. Strings
+ * with a NUL character are refused first, whatever the schema (api/nul-characters.ts).
+ */
 export function requestValidator(part: Part, schema: JsonSchema): (value: unknown) => void {
   const validate = (part === 'body' ? strictAjv : coercingAjv).compile(schema);
   return (value) => {
+    const nulFields = nulCharacterFields(part, value);
+    if (nulFields.length > 0) throw invalidRequest(`invalid ${part}: ${nulFields.map((f) => `${f.field} ${f.message}`).join('; ')}`, nulFields);
     if (!validate(value)) {
       const fields = fieldErrors(part, validate);
       const unknown = fields.filter((f) => f.message === 'unknown field').map((f) => f.field);
@@ -26,7 +32,10 @@ export function requestValidator(part: Part, schema: JsonSchema): (value: unknow
 }
 
 function fieldErrors(part: Part, validate: ValidateFunction): FieldError[] {
-  return (validate.errors ?? []).map((error) => ({ field: fieldName(part, error), message: describe(error) }));
+  // An `if`/`then` (a kind-dependent requirement) reports the failing field itself, and then that
+  // `then` failed: only the first says which field is wrong.
+  const errors = (validate.errors ?? []).filter((error) => error.keyword !== 'if');
+  return errors.map((error) => ({ field: fieldName(part, error), message: describe(error) }));
 }
 
 function fieldName(part: Part, error: ErrorObject): string {
@@ -42,6 +51,8 @@ function describe(error: ErrorObject): string {
       return 'unknown field';
     case 'required':
       return 'is required';
+    case 'false schema':
+      return 'is not allowed here';
     default:
       return error.message ?? 'is invalid';
   }

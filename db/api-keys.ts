@@ -1,27 +1,20 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { ApiKey, ApiKeyKind } from './schema.js';
+import { randomSecret, sha256Hex } from './secrets.js';
 import type { TenantTx } from './tenant-transaction.js';
 
 export const API_KEY_PREFIX = 'svc_sk_';
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const KEY_CHARS = 43; // 43 base62 characters carry 256 bits
 
-/** A fresh `svc_sk_…` key: 43 base62 characters drawn by rejection sampling, so every one is uniform. */
+/** A fresh `svc_sk_…` key: 43 uniform base62 characters (randomSecret). */
 export function generateApiKey(): string {
-  let out = '';
-  while (out.length < KEY_CHARS) {
-    for (const byte of randomBytes(64)) {
-      if (byte < 248 && out.length < KEY_CHARS) out += BASE62[byte % 62];
-    }
-  }
-  return API_KEY_PREFIX + out;
+  return randomSecret(API_KEY_PREFIX);
 }
 
+/** What is stored in place of the key. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return sha256Hex(key);
 }
 
 /** Stores a new key for the tenant and returns the record with the plaintext key, shown only this once. */
@@ -61,13 +54,39 @@ export async function findActiveApiKey(db: Db, key: string): Promise<Pick<ApiKey
     .executeTakeFirst();
 }
 
+/** The key with this plaintext, revoked or not: whether it was ever issued, and to whom. */
+export async function findApiKeyEvenRevoked(db: Db, key: string): Promise<Pick<ApiKey, 'id' | 'tenant_id' | 'revoked_at'> | undefined> {
+  return db.selectFrom('api_keys').select(['id', 'tenant_id', 'revoked_at']).where('key_hash', '=', hashApiKey(key)).executeTakeFirst();
+}
+
 /** The workspace's keys, revoked ones included. */
 export async function listApiKeysPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<ApiKey>> {
   return fetchPage(tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
-/** Revokes a live key: its id, or undefined when the workspace has no such live key. */
+/** Why a live key was not revoked: it is the workspace's last management key, without which nobody could manage it again. */
+export class LastManagementKeyError extends Error {
+  constructor(readonly keyId: string) {
+    super(`key '${keyId}' is the workspace's last active management key; create another management key before revoking it`);
+  }
+}
+
+/**
+ * Revokes a live key: its id, or undefined when the workspace has no such live key. Refuses
+ * (LastManagementKeyError) to revoke the last live management key; the workspace's live management keys
+ * are locked first, so two concurrent revocations cannot each leave the other as the last one.
+ */
 export async function revokeApiKeyById(tx: TenantTx, tenantId: string, keyId: string): Promise<string | undefined> {
+  const managementKeys = await tx
+    .selectFrom('api_keys')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', 'management')
+    .where('revoked_at', 'is', null)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  if (managementKeys.length === 1 && managementKeys[0]!.id === keyId) throw new LastManagementKeyError(keyId);
   const revoked = await tx
     .updateTable('api_keys')
     .set({ revoked_at: new Date() })

@@ -79,9 +79,9 @@ export async function setDocumentMarkdown(tx: TenantTx, tenantId: string, docume
   await tx.updateTable('documents').set({ markdown, error: note, updated_at: new Date() }).where('id', '=', documentId).where('tenant_id', '=', tenantId).execute();
 }
 
-/** What embedding reads: the document's knowledge base and Markdown. */
-export async function findDocumentMarkdown(tx: TenantTx, tenantId: string, documentId: string): Promise<Pick<DocumentRow, 'id' | 'kb_id' | 'markdown'> | undefined> {
-  return tx.selectFrom('documents').select(['id', 'kb_id', 'markdown']).where('id', '=', documentId).where('tenant_id', '=', tenantId).executeTakeFirst();
+/** What embedding reads: the document's knowledge base and Markdown, and how many chunks it has. */
+export async function findDocumentMarkdown(tx: TenantTx, tenantId: string, documentId: string): Promise<Pick<DocumentRow, 'id' | 'kb_id' | 'markdown' | 'chunk_count'> | undefined> {
+  return tx.selectFrom('documents').select(['id', 'kb_id', 'markdown', 'chunk_count']).where('id', '=', documentId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
 /** The number of chunks it was cut into; the upload is no longer needed. */
@@ -94,14 +94,15 @@ export async function setDocumentChunkCount(tx: TenantTx, tenantId: string, docu
     .execute();
 }
 
-/** → ready, with `problem` (if any) as its note; an earlier note stays otherwise. */
-export async function setDocumentReady(tx: TenantTx, tenantId: string, documentId: string, problem: string | null): Promise<void> {
-  await tx
+/** → ready, with `problem` (if any) as its note; an earlier note stays otherwise. Answers the document (undefined when it is gone). */
+export async function setDocumentReady(tx: TenantTx, tenantId: string, documentId: string, problem: string | null): Promise<DocumentListing | undefined> {
+  return tx
     .updateTable('documents')
     .set((eb) => ({ status: 'ready', error: problem ?? eb.ref('error'), updated_at: new Date() }))
     .where('id', '=', documentId)
     .where('tenant_id', '=', tenantId)
-    .execute();
+    .returning(LISTING_COLUMNS)
+    .executeTakeFirst();
 }
 
 /** → failed with the reason; the upload is dropped. */

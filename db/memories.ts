@@ -35,6 +35,11 @@ export async function insertMemory(tx: TenantTx, tenantId: string, content: stri
     .executeTakeFirstOrThrow();
 }
 
+export async function memoryExists(tx: TenantTx, tenantId: string, memoryId: string): Promise<boolean> {
+  const row = await tx.selectFrom('memories').select('id').where('id', '=', memoryId).where('tenant_id', '=', tenantId).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Replaces the content and its embedding; undefined when there is no such memory. */
 export async function updateMemoryById(tx: TenantTx, tenantId: string, memoryId: string, content: string, embedded: StoredEmbedding): Promise<Memory | undefined> {
   return tx

@@ -1,6 +1,7 @@
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
-import { findAllByRef } from './refs.js';
+import { findAllByRef, findByName, findByRef } from './refs.js';
+import { insertByNameIfNew } from './save-by-name.js';
 import type { Tool, ToolKind } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
@@ -18,31 +19,38 @@ export async function listToolsPage(tx: TenantTx, tenantId: string, pageQuery: P
   return fetchPage(tx.selectFrom('tools').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
-/**
- * Creates the tool, or replaces the definition of the one with this name. The insert gives way on the
- * name's unique key, so concurrent saves of a new name create it once and the others replace it.
- */
-export async function saveTool(tx: TenantTx, tenantId: string, name: string, definition: ToolDefinition): Promise<{ tool: Tool; created: boolean }> {
-  const values = {
+/** Creates the tool unless the workspace has one by this name (then undefined, and nothing changes). */
+export async function insertToolIfNew(tx: TenantTx, tenantId: string, name: string, definition: ToolDefinition): Promise<Tool | undefined> {
+  return insertByNameIfNew(tx, 'tools', tenantId, name, newId('tool'), storedDefinition(definition));
+}
+
+/** The tool named `name` (by name only: a create by name whose name is taken). */
+export async function findToolByName(tx: TenantTx, tenantId: string, name: string): Promise<Tool | undefined> {
+  return findByName(tx.selectFrom('tools').selectAll(), 'tools', tenantId, name);
+}
+
+/** The tool `ref` names: by id, else by name (db/refs.ts). */
+export async function findTool(tx: TenantTx, tenantId: string, ref: string): Promise<Tool | undefined> {
+  return findByRef(tx.selectFrom('tools').selectAll(), 'tools', tenantId, ref);
+}
+
+/** Renames the tool and replaces its definition (the caller merges a partial change into the whole). */
+export async function updateToolById(tx: TenantTx, tenantId: string, toolId: string, name: string, definition: ToolDefinition): Promise<Tool> {
+  return tx
+    .updateTable('tools')
+    .set({ name, ...storedDefinition(definition), updated_at: new Date() })
+    .where('id', '=', toolId)
+    .where('tenant_id', '=', tenantId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+function storedDefinition(definition: ToolDefinition) {
+  return {
     ...definition,
     http: definition.http ? JSON.stringify(definition.http) : null,
     mcp: definition.mcp ? JSON.stringify(definition.mcp) : null,
   };
-  const inserted = await tx
-    .insertInto('tools')
-    .values({ id: newId('tool'), tenant_id: tenantId, name, ...values })
-    .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  if (inserted) return { tool: inserted, created: true };
-  const tool = await tx
-    .updateTable('tools')
-    .set({ ...values, updated_at: new Date() })
-    .where('tenant_id', '=', tenantId)
-    .where('name', '=', name)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return { tool, created: false };
 }
 
 /** The tools a graph's refs name (by id, else by name: db/refs.ts); refs that name no tool are absent. */

@@ -472,6 +472,73 @@ describe('conversion: docx structure', () => {
   });
 });
 
+// ---- characters escaped in XML inside table cells -----------------------------------------------------
+
+describe('conversion: characters escaped in XML come out as themselves in table cells, nested tables included', () => {
+  /** As each format's XML writes them: entities, numeric references, and a cell that starts with `>`. */
+  const ESCAPED = ['a &amp; b', '&lt;tag&gt;', '&#38; &#x3C;&#62;', '&gt; 5 years'];
+  const PLAIN = ['a & b', '<tag>', '& <>', '> 5 years'];
+  const HEADER = '| a & b | <tag> |\n| --- | --- |\n| & <> | > 5 years |';
+  const NESTED = '| a & b | <tag> |\n| --- | --- |\n| & <> | > 5 years x & y; <z> |';
+  const NESTED_ESCAPED = ['x &amp; y', '&lt;z&gt;'];
+
+  const odfNs =
+    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" ' +
+    'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"';
+  const odfCell = (inner: string) => `<table:table-cell>${inner}</table:table-cell>`;
+  /** A 2×2 table; the last cell also holds a table of two rows, each of one cell, when `nested`. */
+  function odfTable(nested: boolean): string {
+    const inner = nested ? `<table:table>${NESTED_ESCAPED.map((t) => `<table:table-row>${odfCell(`<text:p>${t}</text:p>`)}</table:table-row>`).join('')}</table:table>` : '';
+    const cells = ESCAPED.map((t, i) => odfCell(`<text:p>${t}</text:p>${i === 3 ? inner : ''}`));
+    return `<table:table table:name="T"><table:table-row>${cells[0]}${cells[1]}</table:table-row><table:table-row>${cells[2]}${cells[3]}</table:table-row></table:table>`;
+  }
+  const odf = (mimetype: string, body: string) =>
+    zip({ mimetype, 'content.xml': `<?xml version="1.0"?><office:document-content ${odfNs}><office:body>${body}</office:body></office:document-content>` });
+
+  it('docx (through its HTML), with a nested table flattened into its cell', async () => {
+    const cell = (text: string, extra = '') => `<w:tc>${para(text)}${extra}</w:tc>`;
+    const inner = `<w:tbl>${NESTED_ESCAPED.map((t) => `<w:tr>${cell(t)}</w:tr>`).join('')}</w:tbl>`;
+    const table = `<w:tbl><w:tr>${cell(ESCAPED[0]!)}${cell(ESCAPED[1]!)}</w:tr><w:tr>${cell(ESCAPED[2]!)}${cell(ESCAPED[3]!, inner)}</w:tr></w:tbl>`;
+    expect((await convertToMarkdown(docx(table), 'docx')).markdown).to.equal(NESTED);
+  });
+
+  it('odt and odp, with a nested table flattened into its cell', async () => {
+    const odt = odf('application/vnd.oasis.opendocument.text', `<office:text>${odfTable(true)}</office:text>`);
+    expect((await convertToMarkdown(odt, 'odt')).markdown).to.equal(NESTED);
+    const odp = odf('application/vnd.oasis.opendocument.presentation', `<office:presentation><draw:page><draw:frame>${odfTable(true)}</draw:frame></draw:page></office:presentation>`);
+    expect((await convertToMarkdown(odp, 'odp')).markdown).to.equal(`## Slide 1\n\n${NESTED}`);
+  });
+
+  it('ods, xlsx (shared and inline strings) and pptx', async () => {
+    const ods = odf('application/vnd.oasis.opendocument.spreadsheet', `<office:spreadsheet>${odfTable(false)}</office:spreadsheet>`);
+    expect((await convertToMarkdown(ods, 'ods')).markdown).to.equal(`## T\n\n${HEADER}`);
+
+    const rows = `<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="inlineStr"><is><t>${ESCAPED[1]}</t></is></c></row><row r="2"><c r="A2" t="s"><v>1</v></c><c r="B2" t="str"><v>${ESCAPED[3]}</v></c></row>`;
+    const book = xlsx([{ name: 'T', rows }], [ESCAPED[0]!, ESCAPED[2]!]);
+    expect((await convertToMarkdown(book, 'xlsx')).markdown).to.equal(`## T\n\n${HEADER}`);
+
+    const P = 'http://schemas.openxmlformats.org/presentationml/2006/main';
+    const tc = (text: string) => `<a:tc><a:txBody><a:bodyPr/><a:p><a:r><a:t>${text}</a:t></a:r></a:p></a:txBody></a:tc>`;
+    const slide = `<?xml version="1.0"?><p:sld xmlns:p="${P}" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><p:cSld><p:spTree><p:graphicFrame><a:graphic><a:graphicData><a:tbl><a:tr>${tc(ESCAPED[0]!)}${tc(ESCAPED[1]!)}</a:tr><a:tr>${tc(ESCAPED[2]!)}${tc(ESCAPED[3]!)}</a:tr></a:tbl></a:graphicData></a:graphic></p:graphicFrame></p:spTree></p:cSld></p:sld>`;
+    const pptx = zip({
+      '[Content_Types].xml': `<?xml version="1.0"?><Types xmlns="${NS.types}"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/ppt/presentation.xml" ContentType="application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"/></Types>`,
+      '_rels/.rels': `<?xml version="1.0"?><Relationships xmlns="${NS.rels}"><Relationship Id="rId1" Type="${REL}/officeDocument" Target="ppt/presentation.xml"/></Relationships>`,
+      'ppt/presentation.xml': `<?xml version="1.0"?><p:presentation xmlns:p="${P}" xmlns:r="${NS.r}"><p:sldIdLst><p:sldId id="256" r:id="rId2"/></p:sldIdLst></p:presentation>`,
+      'ppt/_rels/presentation.xml.rels': `<?xml version="1.0"?><Relationships xmlns="${NS.rels}"><Relationship Id="rId2" Type="${REL}/slide" Target="slides/slide1.xml"/></Relationships>`,
+      'ppt/slides/slide1.xml': slide,
+    });
+    expect((await convertToMarkdown(pptx, 'pptx')).markdown).to.equal(`## Slide 1\n\n${HEADER}`);
+  });
+
+  it('keeps the text the same outside tables, and inside cells keeps what means something inline', async () => {
+    expect(PLAIN.join(' ')).to.equal('a & b <tag> & <> > 5 years');
+    const table = `<w:tbl><w:tr><w:tc>${para('# of items')}</w:tc><w:tc>${para('1. first')}</w:tc></w:tr><w:tr><w:tc>${para('- dash')}</w:tc><w:tc>${para('*star*')}</w:tc></w:tr></w:tbl>`;
+    const { markdown } = await convertToMarkdown(docx(`${para('&gt; quoted')}${table}`), 'docx');
+    // A paragraph starting with ">" stays escaped (it would be a quote); in a cell it needs no escape.
+    expect(markdown).to.equal('\\> quoted\n\n| # of items | 1. first |\n| --- | --- |\n| - dash | \\*star\\* |');
+  });
+});
+
 // ---- time limits ------------------------------------------------------------------------------------
 
 describe('conversion: time limits', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call, newTenant } from './support/api.js';
-import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
+import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { settledDocument, uploadFile } from './support/documents.js';
 import { testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
@@ -18,11 +18,9 @@ Prune roses in late winter, just before new growth begins, cutting above an outw
 
 describe('knowledge', function () {
   this.timeout(120_000);
-  let tenant: Awaited<ReturnType<typeof newTenant>>;
   let key: string;
   before(async () => {
-    tenant = await newTenant('knowledge');
-    key = tenant.key;
+    ({ key } = await newTenant('knowledge'));
   });
 
   async function addText(kb: string, title: string, text: string, format?: string) {
@@ -80,6 +78,32 @@ describe('knowledge', function () {
     const listed = await call('GET', '/v1/knowledge/garden/documents', { key });
     expect(listed.body.documents.map((d: { id: string }) => d.id)).to.deep.equal([doc.id]);
     expect((await call('GET', '/v1/knowledge', { key })).body.knowledge_bases.find((k: { name: string }) => k.name === 'garden').document_count).to.equal(1);
+  });
+
+  it('makes text searchable when its POST answers; larger text and binary formats are queued', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'at-once' } });
+    const search = async (query: string) => (await call('POST', '/v1/knowledge/search', { key, body: { query, kb: 'at-once', k: 1 } })).body.hits;
+
+    const posted = await call('POST', '/v1/knowledge/at-once/documents', {
+      key,
+      body: { title: 'Parking', text: 'Visitors park in the north lot behind building C; the south lot is for staff.' },
+    });
+    expect(posted.status).to.equal(202);
+    expect(posted.body.document).to.include({ status: 'ready', chunk_count: 1 });
+    expect((await search('where can guests leave their car?'))[0]).to.include({ document_id: posted.body.document.id });
+
+    const small = await uploadFile(key, 'at-once', new TextEncoder().encode('The cafeteria serves lunch from noon until two.'), 'lunch.txt', 'text/plain');
+    expect(small.status).to.equal(202);
+    expect(small.body.document).to.include({ status: 'ready', format: 'txt', chunk_count: 1 });
+    expect((await search('when is lunch served?'))[0]).to.include({ document_id: small.body.document.id });
+
+    // Over 256 KB, a text upload goes to the background workflow like a binary format.
+    const large = new TextEncoder().encode('The archive room keeps the minutes of every board meeting since 1990.\n\n'.repeat(3700));
+    expect(large.length).to.be.above(256 * 1024);
+    const queued = await uploadFile(key, 'at-once', large, 'archive.txt', 'text/plain');
+    expect(queued.status).to.equal(202);
+    expect(queued.body.document.status).to.be.oneOf(['queued', 'converting']);
+    expect((await settledDocument(key, 'at-once', queued.body.document.id)).status).to.equal('ready');
   });
 
   it('searches every knowledge base unless scoped, defaults k to 5, and answers 404 for an unknown kb', async () => {
@@ -194,7 +218,7 @@ describe('knowledge', function () {
   it('answers knowledge_search inside runs', async () => {
     await call('POST', '/v1/knowledge', { key, body: { name: 'faq' } });
     await addText('faq', 'Refunds', 'Refunds are issued within 14 days of the return arriving at our warehouse.');
-    const toolId = await createTool(key, { name: 'knowledge_search', kind: 'builtin', builtin: 'knowledge_search' });
+    const toolId = await createBuiltinTool(key, 'knowledge_search');
     const agentId = await publishAgent(key, 'support', scriptedGraph([
       { tool_calls: [{ tool: 'knowledge_search', arguments: { query: 'how long do refunds take?', kb: 'faq', k: 1 } }] },
       { text: 'Within 14 days.' },

@@ -1,17 +1,16 @@
 import { expect } from 'chai';
 import { closeSharedEmbedder } from '../activities/embedding/index.js';
 import { call, newTenant } from './support/api.js';
-import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
+import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
 
 describe('memory', function () {
   this.timeout(120_000);
-  let tenant: Awaited<ReturnType<typeof newTenant>>;
   let key: string;
+  let standardKey: string;
   before(async () => {
-    tenant = await newTenant('memory');
-    key = tenant.key;
+    ({ key, standardKey } = await newTenant('memory'));
   });
 
   it('stores, lists and recalls by meaning: a paraphrase ranks above an unrelated text', async () => {
@@ -49,7 +48,7 @@ describe('memory', function () {
   it('rewrites with PATCH (management keys only), re-embedding the content', async () => {
     const { body } = await call('POST', '/v1/memory', { key, body: { content: 'The meeting is on Monday.' } });
     const id = body.memory.id;
-    expect((await call('PATCH', `/v1/memory/${id}`, { key: tenant.standardKey, body: { content: 'x' } })).status).to.equal(403);
+    expect((await call('PATCH', `/v1/memory/${id}`, { key: standardKey, body: { content: 'x' } })).status).to.equal(403);
     const patched = await call('PATCH', `/v1/memory/${id}`, { key, body: { content: 'The dentist appointment moved to Thursday.' } });
     expect(patched.body.memory).to.include({ id, content: 'The dentist appointment moved to Thursday.' });
     const search = await call('POST', '/v1/memory/search', { key, body: { query: 'when do I see the dentist?', k: 1 } });
@@ -64,7 +63,8 @@ describe('memory', function () {
     expect((await call('DELETE', '/v1/memory/mem_never', { key })).status).to.equal(200);
   });
 
-  it('answers 502 when the embedder fails, and writes nothing', async () => {
+  it('answers 502 when the embedder fails, and writes nothing; a PATCH of an unknown id is 404 without embedding', async () => {
+    const kept = await call('POST', '/v1/memory', { key, body: { content: 'kept as it is' } });
     const before = (await call('GET', '/v1/memory', { key })).body.memories.length;
     const saved = process.env.EMBEDDING_MODEL_DIR;
     await closeSharedEmbedder();
@@ -73,13 +73,22 @@ describe('memory', function () {
       const create = await call('POST', '/v1/memory', { key, body: { content: 'never stored' } });
       expect(create.status).to.equal(502);
       expect(create.body.error.code).to.equal('upstream_error');
+      expect(create.body.error.message, 'no server paths in the answer').not.to.match(/nonexistent|\/[a-z]/);
       expect((await call('POST', '/v1/memory/search', { key, body: { query: 'x' } })).status).to.equal(502);
+      // An unknown id is looked up before anything is embedded: 404, though the embedder is down.
+      const unknown = await call('PATCH', '/v1/memory/mem_missing', { key, body: { content: 'x' } });
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body.error.code).to.equal('not_found');
+      const known = await call('PATCH', `/v1/memory/${kept.body.memory.id}`, { key, body: { content: 'never stored either' } });
+      expect(known.status).to.equal(502);
     } finally {
       await closeSharedEmbedder();
       if (saved === undefined) delete process.env.EMBEDDING_MODEL_DIR;
       else process.env.EMBEDDING_MODEL_DIR = saved;
     }
     expect((await call('GET', '/v1/memory', { key })).body.memories.length).to.equal(before);
+    const row = await testPlatform().db.selectFrom('memories').select('content').where('id', '=', kept.body.memory.id).executeTakeFirst();
+    expect(row?.content).to.equal('kept as it is');
   });
 
   it('keeps memories to their tenant', async () => {
@@ -95,8 +104,8 @@ describe('memory', function () {
 
   it('works inside runs through memory_write and memory_search', async () => {
     const { key: own } = await newTenant('memory-tools');
-    const write = await createTool(own, { name: 'memory_write', kind: 'builtin', builtin: 'memory_write' });
-    const search = await createTool(own, { name: 'memory_search', kind: 'builtin', builtin: 'memory_search' });
+    const write = await createBuiltinTool(own, 'memory_write');
+    const search = await createBuiltinTool(own, 'memory_search');
     const agentId = await publishAgent(own, 'rememberer', scriptedGraph([
       { tool_calls: [{ tool: 'memory_write', arguments: { content: 'The user prefers green tea.' } }] },
       { tool_calls: [{ tool: 'memory_search', arguments: { query: 'favourite drink', k: 1 } }] },

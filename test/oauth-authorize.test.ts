@@ -59,19 +59,23 @@ describe('oauth: authorize page', () => {
     expectErrorPage(await browser.get(`${validRequest()}&client_id=${client.clientId}`)); // repeated parameter
   });
 
-  it('redirects invalid requests of a known client back to it with the error, state and iss', async () => {
+  it('shows invalid requests of a known client on the page, never redirecting, with a link back carrying the error, state and iss', async () => {
     const browser = new FormBrowser();
     for (const [overrides, error] of [
       [{ code_challenge_method: 'plain' }, 'invalid_request'],
       [{ code_challenge_method: undefined }, 'invalid_request'], // a missing method means plain
       [{ code_challenge: undefined, code_challenge_method: undefined }, 'invalid_request'], // public clients need PKCE
       [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ response_type: 'x' }, 'unsupported_response_type'],
       [{ scope: 'api admin' }, 'invalid_scope'],
       [{ resource: 'https://elsewhere.example/mcp' }, 'invalid_target'],
     ] as const) {
       const page = await browser.get(validRequest(overrides));
-      expect(page.status, JSON.stringify(overrides)).to.equal(302);
-      const location = new URL(page.headers.get('location')!);
+      expectErrorPage(page); // RFC 9700 §4.11.2: no automatic redirect, or the endpoint is an open redirector
+      expect(page.body).to.include(error);
+      const link = /<a href="([^"]*)">Return to 127\.0\.0\.1:9 /.exec(page.body)?.[1];
+      expect(link, JSON.stringify(overrides)).to.be.a('string');
+      const location = new URL(link!.replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code))));
       expect(`${location.origin}${location.pathname}`).to.equal('http://127.0.0.1:9/callback');
       expect(location.searchParams.get('keep'), 'the registered query is kept').to.equal('1');
       expect(location.searchParams.get('error'), JSON.stringify(overrides)).to.equal(error);
@@ -135,6 +139,30 @@ describe('oauth: authorize page', () => {
     const blocked = await attempt(target.password);
     expect(blocked.status).to.equal(429);
     expect(Number(blocked.headers.get('retry-after'))).to.be.above(0);
+  });
+
+  it('does not redirect to any https address a stranger registered, whatever the request', async () => {
+    const evil = await registerPublicClient('https://evil.example/');
+    const page = await new FormBrowser().get(authorizeUrl({ client_id: evil.clientId, response_type: 'x' }));
+    expectErrorPage(page);
+    expect(page.body).to.include('evil.example');
+  });
+
+  it('judges at most 10 of 50 concurrent wrong sign-ins for one e-mail; the rest are throttled (429)', async () => {
+    const target = await newOAuthUser([tenantA.tenantId], 'burst');
+    const browser = new FormBrowser();
+    const form = formsOf((await browser.get(validRequest())).body)[0]!;
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => browser.post('/oauth/authorize', [...form, ['email', target.email], ['password', `burst guess ${i}`]]).then((page) => page.status)),
+    );
+    expect(statuses.filter((status) => status === 401).length, statuses.join(' ')).to.be.at.most(10);
+    expect(statuses.filter((status) => status !== 401 && status !== 429), statuses.join(' ')).to.deep.equal([]);
+    expect((await browser.post('/oauth/authorize', [...form, ['email', target.email], ['password', target.password]])).status).to.equal(429);
+  });
+
+  it('does not count a right password against the limit', async () => {
+    const target = await newOAuthUser([tenantA.tenantId], 'refund');
+    for (let i = 0; i < 12; i++) expect((await signInToConsent(new FormBrowser(), validRequest(), target)).status, `sign-in ${i + 1}`).to.equal(200);
   });
 
   it('names the client, its redirect host and offers exactly the workspaces of the user', async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { call, newTenant } from './support/api.js';
-import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
+import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { stream, streamedText } from './support/sse.js';
 
 describe('runs', () => {
@@ -8,7 +8,7 @@ describe('runs', () => {
   let calculator: string;
   before(async () => {
     ({ key } = await newTenant('runs'));
-    calculator = await createTool(key, { name: 'calculator', kind: 'builtin', builtin: 'calculator' });
+    calculator = await createBuiltinTool(key, 'calculator');
   });
 
   it('streams a scripted run with a tool call, and persists run, steps, usage and exact cost', async () => {
@@ -60,7 +60,7 @@ describe('runs: usage, resume, graphs, threads, built-in tools', () => {
   before(async () => {
     ({ key } = await newTenant('runs-more'));
     for (const builtin of ['calculator', 'plan_write', 'verify_plan', 'wait_until', 'list_skills']) {
-      tools[builtin] = await createTool(key, { name: builtin, kind: 'builtin', builtin });
+      tools[builtin] = await createBuiltinTool(key, builtin);
     }
   });
 
@@ -230,5 +230,14 @@ describe('runs: usage, resume, graphs, threads, built-in tools', () => {
     expect(all.body.runs.every((r: { source: string }) => r.source !== 'eval')).to.equal(true);
     expect((await call('GET', '/v1/runs?source=eval', { key })).body.runs).to.deep.equal([]);
     expect((await call('GET', '/v1/runs?source=bogus', { key })).status).to.equal(400);
+  });
+
+  it('answers an empty list, not 404, for an agent filter that names no agent (the spec: 200 and 401 only)', async () => {
+    const unknown = await call('GET', '/v1/runs?agent=nobody-at-all', { key });
+    expect(unknown.status).to.equal(200);
+    expect(unknown.body).to.deep.equal({ runs: [], next_cursor: null });
+    expect((await call('GET', '/v1/runs?agent=agt_missing&source=all', { key })).body.runs).to.deep.equal([]);
+    // An agent in the path is an address, and still a 404.
+    expect((await call('GET', '/v1/agents/nobody-at-all/runs', { key })).status).to.equal(404);
   });
 });

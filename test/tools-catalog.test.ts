@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { call, newTenant } from './support/api.js';
 import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
-import { ALLOWED_TOOL_HOST } from './support/global.js';
+import { ALLOWED_TOOL_HOST, testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
 import { sendJson, startToolServer, type LocalToolServer } from './support/tool-http-server.js';
 import { startMcpToolServer, type LocalMcpServer } from './support/tool-mcp-server.js';
@@ -12,16 +12,21 @@ describe('tool catalog', () => {
     ({ key } = await newTenant('tools'));
   });
 
-  it('creates with 201, replaces by name with 200, and lists the catalog with header values redacted', async () => {
+  it('creates with 201, returns the existing tool unchanged with 200, changes it with PATCH, and lists the catalog with header values redacted', async () => {
     const first = await call('POST', '/v1/tools', { key, body: { name: 'calc', kind: 'builtin', builtin: 'calculator' } });
     expect(first.status).to.equal(201);
     expect(first.body.tool).to.include({ name: 'calc', kind: 'builtin', builtin: 'calculator', description: null });
     expect(first.body.tool.id).to.match(/^tool_/);
 
-    const again = await call('POST', '/v1/tools', { key, body: { name: 'calc', kind: 'builtin', builtin: 'calculator', description: 'sums' } });
+    // The spec's upsert by name: an existing name answers the tool as it is, whatever the body says.
+    const again = await call('POST', '/v1/tools', { key, body: { name: 'calc', kind: 'builtin', builtin: 'ask_human', description: 'sums' } });
     expect(again.status).to.equal(200);
     expect(again.body).to.deep.include({ created: false });
-    expect(again.body.tool).to.include({ id: first.body.tool.id, description: 'sums' });
+    expect(again.body.tool).to.deep.equal(first.body.tool);
+
+    const changed = await call('PATCH', `/v1/tools/${first.body.tool.id}`, { key, body: { description: 'sums' } });
+    expect(changed.status).to.equal(200);
+    expect(changed.body.tool).to.include({ id: first.body.tool.id, name: 'calc', builtin: 'calculator', description: 'sums' });
 
     await call('POST', '/v1/tools', {
       key,
@@ -31,6 +36,32 @@ describe('tool catalog', () => {
     expect(listed.body.tools.map((t: { name: string }) => t.name)).to.deep.equal(['calc', 'lookup']);
     expect(listed.body.tools[1].http.headers).to.deep.equal({ Authorization: '[redacted]' });
     expect(JSON.stringify(listed.body)).to.not.include('secret');
+  });
+
+  it('changes a tool with PATCH by id or name: rename, new kind with its settings, 404, 409 and 400', async () => {
+    const tool = (await call('POST', '/v1/tools', { key, body: { name: 'patched', kind: 'builtin', builtin: 'calculator', description: 'adds' } })).body.tool;
+    const renamed = await call('PATCH', '/v1/tools/patched', { key, body: { name: 'patched_twice' } });
+    expect(renamed.status).to.equal(200);
+    expect(renamed.body.tool).to.include({ id: tool.id, name: 'patched_twice', kind: 'builtin', builtin: 'calculator', description: 'adds' });
+
+    const http = { method: 'GET', url: 'https://api.example.com/items', headers: { Authorization: 'Bearer secret' } };
+    const rekinded = await call('PATCH', `/v1/tools/${tool.id}`, { key, body: { kind: 'http', http, description: null } });
+    expect(rekinded.status).to.equal(200);
+    expect(rekinded.body.tool).to.include({ kind: 'http', builtin: null, mcp: null, description: null });
+    expect(rekinded.body.tool.http).to.deep.include({ url: 'https://api.example.com/items', headers: { Authorization: '[redacted]' } });
+    const row = await testPlatform().db.selectFrom('tools').select(['http', 'builtin']).where('id', '=', tool.id).executeTakeFirstOrThrow();
+    expect(row).to.deep.include({ builtin: null });
+    expect((row.http as { headers: object }).headers).to.deep.equal({ Authorization: 'Bearer secret' });
+
+    await call('POST', '/v1/tools', { key, body: { name: 'taken', kind: 'builtin', builtin: 'calculator' } });
+    expect((await call('PATCH', `/v1/tools/${tool.id}`, { key, body: { name: 'taken' } })).status).to.equal(409);
+    expect((await call('PATCH', '/v1/tools/tool_missing', { key, body: { description: 'x' } })).status).to.equal(404);
+    for (const body of [{}, { kind: 'mcp' }, { builtin: 'calculator' }, { http: { method: 'GET', url: 'ftp://a.example/' } }, { name: 'has space' }]) {
+      const response = await call('PATCH', `/v1/tools/${tool.id}`, { key, body });
+      expect(response.status, JSON.stringify(body)).to.equal(400);
+    }
+    const unchanged = (await call('GET', '/v1/tools?limit=200', { key })).body.tools.find((t: { id: string }) => t.id === tool.id);
+    expect(unchanged).to.include({ name: 'patched_twice', kind: 'http' });
   });
 
   it('creates a new name once when saved concurrently: one 201, the rest 200 with the same tool', async () => {

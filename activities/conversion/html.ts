@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import TurndownService from 'turndown';
-import { escapeLineStart, normalizeMarkdown, renderTable, squeeze } from './markdown.js';
+import { escapeLineStart, normalizeMarkdown, renderTable, squeeze, unescapeLineStartInCell } from './markdown.js';
 
 /**
  * HTML → Markdown with turndown, plus the rules turndown lacks:
@@ -345,12 +345,16 @@ function layoutGrid(rows: ParsedCell[][]): string[][] {
   return grid;
 }
 
-/** One line of cell text: blocks joined by spaces, list markers kept readable, no table syntax. */
+/**
+ * One line of cell text: blocks joined by spaces, list markers kept readable, no table syntax, and no
+ * escapes of what would start a block (see unescapeLineStartInCell).
+ */
 function flattenCell(text: string): string {
   return text
     .split('\n')
-    .map((line) => line.trim().replace(/^[*+-] /, '• '))
+    .map((line) => line.trim())
     .filter((line) => line !== '' && !/^\|?\s*:?-{3,}/.test(line))
+    .map((line) => unescapeLineStartInCell(line.replace(/^[*+-] /, '• ')))
     .join(' ');
 }
 

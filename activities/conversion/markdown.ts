@@ -66,6 +66,16 @@ export function escapeLineStart(text: string, options: { lists?: boolean } = {})
     .join('\n');
 }
 
+/**
+ * Undoes, on a line that becomes part of a table cell, the escapes that keep plain text from starting a
+ * Markdown block: escapeLineStart's and turndown's `\>`, `\#`, `\-`, `\+`, `\=`, `1\.`. A cell is
+ * inline content, where none of these starts anything, so a cell reading "> 5 years" (`&gt; 5 years` in
+ * the XML) comes out as itself. Escapes that mean something inline (`\*`, `\_`, `` \` ``, `\~`, `\|`) stay.
+ */
+export function unescapeLineStartInCell(line: string): string {
+  return line.replace(/^(\s*)\\([>#+=-])/, '$1$2').replace(/^(\s*\d{1,9})\\([.)])/, '$1$2');
+}
+
 /** Collapses runs of spaces and tabs (not newlines) and trims. */
 export function squeeze(text: string): string {
   return text.replace(/[ \t\u00a0]+/g, ' ').trim();

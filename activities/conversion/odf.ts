@@ -2,7 +2,7 @@ import type { ConversionContext } from './context.js';
 import type { ConversionResult } from './convert.js';
 import type { BinaryFormat } from './detect.js';
 import { ConversionError } from './errors.js';
-import { escapeLineStart, hasText, normalizeMarkdown, renderTable, squeeze } from './markdown.js';
+import { escapeLineStart, hasText, normalizeMarkdown, renderTable, squeeze, unescapeLineStartInCell } from './markdown.js';
 import { cellKey, formatGeneral, MAX_COLUMNS, renderSheet, type SheetCells } from './sheet.js';
 import { anyAttr, child, children, descendants, parseXml, rootElement, textContent, type XNode } from './xml.js';
 import { looksLikeZip, ZipArchive } from './zip.js';
@@ -90,6 +90,9 @@ class StyleIndex {
 }
 
 class TextWriter {
+  /** How many table cells the writer is inside. */
+  private cellDepth = 0;
+
   constructor(
     private readonly styles: StyleIndex,
     private readonly ctx: ConversionContext,
@@ -122,7 +125,7 @@ class TextWriter {
           break;
         }
         case 'table': {
-          const table = this.table(node);
+          const table = this.table(node, depth);
           if (table) out.push(table);
           break;
         }
@@ -167,20 +170,36 @@ class TextWriter {
     return lines;
   }
 
-  table(table: XNode): string {
+  private cellBlocks(cell: XNode, depth: number): string[] {
+    this.cellDepth++;
+    try {
+      return this.blocks(cell, depth);
+    } finally {
+      this.cellDepth--;
+    }
+  }
+
+  /**
+   * A table as a GFM table; one inside a table cell as one line of that cell, as html.ts does. `depth`
+   * is the nesting of blocks around it, which bounds tables nested in tables as it bounds sections.
+   */
+  table(table: XNode, depth = 0): string {
     const rows: string[][] = [];
     for (const row of tableRows(table)) {
       const cells: string[] = [];
       for (const cell of children(row).filter((c) => c.name === 'table-cell' || c.name === 'covered-table-cell')) {
-        const blocks = cell.name === 'covered-table-cell' ? [] : this.blocks(cell, 1);
+        const blocks = cell.name === 'covered-table-cell' ? [] : this.cellBlocks(cell, depth + 1);
         // A cell holding a one-item list (common in slides) is just that item's text.
         const single = blocks.length === 1 && !blocks[0]!.includes('\n') ? blocks[0]!.replace(/^(?:\*|\d+\.) /, '') : undefined;
-        const text = single ?? blocks.map((b) => b.replace(/^(\s*)[*] /gm, '$1• ')).join(' ');
+        const text = (single !== undefined ? [single] : blocks.map((b) => b.replace(/^(\s*)[*] /gm, '$1• ')))
+          .map((block) => block.split('\n').map(unescapeLineStartInCell).join('\n'))
+          .join(' ');
         const repeat = Math.min(MAX_REPEAT, Number.parseInt(anyAttr(cell, 'number-columns-repeated') ?? '1', 10) || 1);
         for (let i = 0; i < repeat; i++) cells.push(text);
       }
       rows.push(cells);
     }
+    if (this.cellDepth > 0) return rows.map((cells) => cells.map((c) => c.replace(/\s+/g, ' ').trim()).filter(Boolean).join(', ')).filter(Boolean).join('; ');
     return renderTable(rows);
   }
 }

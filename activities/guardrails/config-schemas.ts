@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../json-schema/types.js';
+import { MAX_REQUEST_INTEGER, type JsonSchema } from '../json-schema/types.js';
 import type { ScriptTurn } from '../models/types.js';
 import type { GuardrailKind } from './types.js';
 
@@ -86,7 +86,7 @@ const maxLength: JsonSchema = {
   required: ['maxChars'],
   additionalProperties: false,
   properties: {
-    maxChars: { type: 'integer', minimum: 1, description: 'The most characters (Unicode code points) a text may have.' },
+    maxChars: { type: 'integer', minimum: 1, maximum: MAX_REQUEST_INTEGER, description: 'The most characters (Unicode code points) a text may have.' },
   },
 };
 
@@ -139,7 +139,10 @@ export const scriptTurn: JsonSchema = {
           type: 'object',
           required: ['prompt_tokens', 'completion_tokens'],
           additionalProperties: false,
-          properties: { prompt_tokens: { type: 'integer', minimum: 0 }, completion_tokens: { type: 'integer', minimum: 0 } },
+          properties: {
+            prompt_tokens: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER },
+            completion_tokens: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER },
+          },
         },
         { type: 'null' },
       ],

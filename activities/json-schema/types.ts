@@ -4,3 +4,10 @@
  * rather than in `api/`: domain code never imports the API.
  */
 export type JsonSchema = { [keyword: string]: unknown };
+
+/**
+ * The largest integer a request may carry: Postgres' `integer` (int4). A larger one would fail a query
+ * as a 500 (`version`, `after`) or overflow a timer, so every integer of a request schema has it as
+ * its `maximum` at most.
+ */
+export const MAX_REQUEST_INTEGER = 2_147_483_647;

@@ -39,11 +39,13 @@ export interface KnowledgeQuery {
 /**
  * Chunks the document's Markdown, embeds every chunk, and swaps in the new chunks (and the chunk count)
  * in one transaction, so a retry never leaves a half-embedded document. `beat` is called between
- * batches (activity heartbeats).
+ * batches (activity heartbeats). A document embedded already (a text document, during its upload; a
+ * retried activity whose first attempt committed) keeps its chunks: its Markdown never changes.
  */
 export async function embedDocument(db: Db, embedder: Embedder, tenantId: string, documentId: string, beat: () => void = () => {}): Promise<number> {
   const doc = await withTenant(db, tenantId, (tx) => findDocumentMarkdown(tx, tenantId, documentId));
   if (!doc) throw new Error(`document ${documentId} does not exist`);
+  if (doc.chunk_count > 0) return doc.chunk_count;
   const chunks = chunkMarkdown(doc.markdown ?? '');
   const vectors: string[] = [];
   for (let i = 0; i < chunks.length; i += EMBED_BATCH) {

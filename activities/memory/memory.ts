@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { cosineDistance, toSql } from 'pgvector/kysely';
 import type { Db } from '../../db/database.js';
-import { insertMemory, updateMemoryById } from '../../db/memories.js';
+import { insertMemory, memoryExists, updateMemoryById } from '../../db/memories.js';
 import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import type { Embedder } from '../embedding/index.js';
 
@@ -21,8 +21,12 @@ export async function writeMemory(db: Db, embedder: Embedder, tenantId: string, 
   return withTenant(db, tenantId, (tx) => insertMemory(tx, tenantId, content, { embedding, embedding_model: embedder.modelId, embedding_dtype: embedder.dtype }));
 }
 
-/** Re-embeds and replaces the content; undefined when there is no such memory. */
+/**
+ * Re-embeds and replaces the content; undefined when there is no such memory. The memory is looked up
+ * before anything is embedded: an unknown id costs no embedding, and is a 404 even when the embedder is down.
+ */
 export async function rewriteMemory(db: Db, embedder: Embedder, tenantId: string, id: string, content: string) {
+  if (!(await withTenant(db, tenantId, (tx) => memoryExists(tx, tenantId, id)))) return undefined;
   const embedding = await embedForStorage(embedder, content);
   return withTenant(db, tenantId, (tx) =>
     updateMemoryById(tx, tenantId, id, content, { embedding, embedding_model: embedder.modelId, embedding_dtype: embedder.dtype }),

@@ -86,9 +86,17 @@ function normalizeHostName(hostname: string): string {
   return hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
 }
 
+/**
+ * What the tenant is told. For an IP literal the tenant wrote the address, so its kind tells them
+ * nothing new; for a host name, what it resolved to would map the internal network (DNS names,
+ * private addresses) for them, so that goes to the server log only.
+ */
 function refusal(hostname: string, address: string, found: AddressClass): string {
   const what = describeKind(found.kind) + (found.embeddedIpv4 ? ` (it carries IPv4 ${found.embeddedIpv4})` : '');
+  if (!parseIp(hostname)) {
+    console.warn(`[tools] outbound request refused: ${hostname} resolves to ${address}, ${what}`);
+    return `refused: the address of ${hostname} is not allowed; an operator can allow it with ${ALLOW_HOSTS_VARIABLE}`;
+  }
   const how = found.kind === 'cloud metadata' ? ' (by this exact address)' : '';
-  const subject = parseIp(hostname) ? `${address} is ${what}` : `${hostname} resolves to ${address}, ${what}`;
-  return `refused: ${subject}; allow it with ${ALLOW_HOSTS_VARIABLE}${how}`;
+  return `refused: ${address} is ${what}; allow it with ${ALLOW_HOSTS_VARIABLE}${how}`;
 }

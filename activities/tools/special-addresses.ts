@@ -24,6 +24,7 @@ const SPECIAL_RANGES: Array<[string, AddressKind]> = [
   ['169.254.170.2/32', 'cloud metadata'], // AWS ECS task credentials
   ['100.100.100.200/32', 'cloud metadata'], // Alibaba Cloud
   ['192.0.0.192/32', 'cloud metadata'], // Oracle Cloud (legacy)
+  ['168.63.129.16/32', 'cloud metadata'], // Azure WireServer (platform agent, health probes, DNS)
   ['fd00:ec2::254/128', 'cloud metadata'], // AWS over IPv6
   ['0.0.0.0/32', 'unspecified'],
   ['0.0.0.0/8', 'reserved'], // "this network": Linux connects 0.x.x.x to the local host

@@ -77,6 +77,11 @@ function buildRequest(route: ToolRoute, args: Record<string, unknown>): BuiltReq
       fields.push({ field: name, message: value === undefined ? 'required' : 'must be a non-empty string' });
       continue;
     }
+    const segmentProblem = pathSegmentProblem(String(value));
+    if (segmentProblem) {
+      fields.push({ field: name, message: segmentProblem });
+      continue;
+    }
     path = path.replace(`{${name}}`, encodeURIComponent(String(value)));
   }
   if (fields.length > 0) return { error: `invalid arguments for ${route.operationId}`, fields };
@@ -89,6 +94,16 @@ function buildRequest(route: ToolRoute, args: Record<string, unknown>): BuiltReq
   }
   const search = query.toString();
   return { path: search ? `${path}?${search}` : path, body: route.hasBody ? args[BODY_ARGUMENT] : undefined };
+}
+
+/**
+ * Why a value cannot be one path segment: `.` and `..` are resolved away by URL parsing (`documentId: ".."`
+ * would address the knowledge base itself), and a `/` would be a segment boundary to any proxy between.
+ */
+function pathSegmentProblem(value: string): string | undefined {
+  if (value === '.' || value === '..') return `must not be '${value}'`;
+  if (value.includes('/')) return "must not contain '/'";
+  return undefined;
 }
 
 function errorResult(status: number, body: unknown): CallToolResult {

@@ -166,8 +166,7 @@ function resourceMetadata(ctx: Koa.Context, publicUrl: string): void {
     return;
   }
   if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-    ctx.set('Allow', 'GET, HEAD, OPTIONS');
-    throw new ApiError('not_found', `no route for ${ctx.method} ${ctx.path}`);
+    throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: GET, HEAD, OPTIONS`, {}, { Allow: 'GET, HEAD, OPTIONS' });
   }
   ctx.set('Cache-Control', 'public, max-age=300');
   ctx.body = {

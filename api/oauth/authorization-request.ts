@@ -28,8 +28,13 @@ export type ParsedAuthorizationRequest =
   | { kind: 'valid'; request: AuthorizationRequest }
   /** The client or redirect URI cannot be trusted: show an error page, never redirect (RFC 6749 §4.1.2.1). */
   | { kind: 'untrusted'; message: string }
-  /** Trusted client and redirect URI, but a bad request: tell the client through its redirect URI. */
-  | { kind: 'redirect_error'; location: string };
+  /**
+   * Known client and registered redirect URI, but a bad request. Anyone may register a client with
+   * any https redirect URI, so an automatic redirect would make this endpoint an open redirector
+   * (RFC 9700 §4.11.2): the error is shown on the page, with a link to `location` (the error for the
+   * client, RFC 6749 §4.1.2.1) that the person may follow.
+   */
+  | { kind: 'invalid'; client: Client; redirectUri: string; error: string; description: string; location: string };
 
 /** Validates an authorization request from the query string or from a form that carries its parameters. */
 export async function parseAuthorizationRequest(db: Db, params: URLSearchParams, publicUrl: string): Promise<ParsedAuthorizationRequest> {
@@ -73,7 +78,8 @@ export async function parseAuthorizationRequest(db: Db, params: URLSearchParams,
     };
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
-    return { kind: 'redirect_error', location: redirectLocation(redirectUri, publicUrl, { error: err.code, error_description: err.description, state }) };
+    const location = redirectLocation(redirectUri, publicUrl, { error: err.code, error_description: err.description, state });
+    return { kind: 'invalid', client, redirectUri, error: err.code, description: err.description, location };
   }
 }
 

@@ -4,30 +4,25 @@ import type { Db } from '../../db/database.js';
 import { parseAuthorizationRequest, redirectLocation, type AuthorizationRequest } from './authorization-request.js';
 import { approveAuthorization } from './grants.js';
 import { readBody } from './http.js';
-import { consentPage, errorPage, noWorkspacePage, signInPage, type PageContext } from './pages.js';
-import { FAILED_SIGN_INS_PER_ADDRESS, FAILED_SIGN_INS_PER_EMAIL, recordAttempt, retryAfter } from './rate-limit.js';
+import { consentPage, errorPage, invalidRequestPage, noWorkspacePage, signInPage, type PageContext } from './pages.js';
+import { FAILED_SIGN_INS_PER_ADDRESS, FAILED_SIGN_INS_PER_EMAIL, refundAttempts, takeAttempts } from './rate-limit.js';
 import { csrfToken, endSession, isCsrfTokenValid, loadSession, startSession, type BrowserSession } from './sessions.js';
 import { checkCredentials, listWorkspaces, normalizeEmail } from './users.js';
 
 /**
  * {app_url}/oauth/authorize: the page a person sees. GET shows sign-in or consent; the forms POST back
  * here with the authorization request's parameters, which are validated again on every request. A bad
- * client or redirect URI gets an error page and never a redirect, so the endpoint cannot be used to send
- * anyone to an address its client did not register.
+ * request gets an error page and never a redirect, so the endpoint cannot be used to send anyone
+ * anywhere — not even to an address its client registered — without their seeing the page first.
  */
 
 const FORM_LIMIT = 16 * 1024;
 
 export async function showAuthorizePage(ctx: Koa.Context, db: Db, publicUrl: string): Promise<void> {
   const styleNonce = pageHeaders(ctx);
-  const parsed = await parseAuthorizationRequest(db, new URLSearchParams(ctx.querystring), publicUrl);
-  if (parsed.kind === 'untrusted') return answerPage(ctx, 400, errorPage({ styleNonce }, 'This link cannot be used', parsed.message));
-  if (parsed.kind === 'redirect_error') return redirect(ctx, 302, parsed.location);
-  const { request } = parsed;
-  allowFormToReach(ctx, styleNonce, request.redirectUri);
-
-  const session = await loadSession(ctx, db, publicUrl);
-  const context: PageContext = { styleNonce, parameters: request.parameters, csrfToken: csrfToken(session) };
+  const opened = await openRequest(ctx, db, publicUrl, styleNonce, new URLSearchParams(ctx.querystring));
+  if (!opened) return;
+  const { request, session, context } = opened;
   if (!session.user) return answerPage(ctx, 200, signInPage(context, request.client));
   await showConsent(ctx, db, request, session, context);
 }
@@ -36,14 +31,9 @@ export async function submitAuthorizeForm(ctx: Koa.Context, db: Db, publicUrl: s
   const styleNonce = pageHeaders(ctx);
   const form = await readAuthorizeForm(ctx);
   if (!form) return answerPage(ctx, 400, errorPage({ styleNonce }, 'Bad request', 'The form could not be read.'));
-  const parsed = await parseAuthorizationRequest(db, form, publicUrl);
-  if (parsed.kind === 'untrusted') return answerPage(ctx, 400, errorPage({ styleNonce }, 'This link cannot be used', parsed.message));
-  if (parsed.kind === 'redirect_error') return redirect(ctx, 303, parsed.location);
-  const { request } = parsed;
-  allowFormToReach(ctx, styleNonce, request.redirectUri);
-
-  const session = await loadSession(ctx, db, publicUrl);
-  const context: PageContext = { styleNonce, parameters: request.parameters, csrfToken: csrfToken(session) };
+  const opened = await openRequest(ctx, db, publicUrl, styleNonce, form);
+  if (!opened) return;
+  const { request, session, context } = opened;
   const restart = `authorize?${new URLSearchParams(request.parameters)}`;
   if (!isCsrfTokenValid(session, form.get('csrf_token') ?? undefined)) {
     return answerPage(
@@ -67,6 +57,34 @@ export async function submitAuthorizeForm(ctx: Koa.Context, db: Db, publicUrl: s
   }
 }
 
+/**
+ * The authorization request in `parameters`, validated, with the browser's session and what its pages
+ * need; undefined once a bad request has had its error page. Never a redirect: only a valid request
+ * that the person has seen (consent) sends the browser to the client on its own.
+ */
+async function openRequest(
+  ctx: Koa.Context,
+  db: Db,
+  publicUrl: string,
+  styleNonce: string,
+  parameters: URLSearchParams,
+): Promise<{ request: AuthorizationRequest; session: BrowserSession; context: PageContext } | undefined> {
+  const parsed = await parseAuthorizationRequest(db, parameters, publicUrl);
+  if (parsed.kind === 'untrusted') {
+    answerPage(ctx, 400, errorPage({ styleNonce }, 'This link cannot be used', parsed.message));
+    return undefined;
+  }
+  if (parsed.kind === 'invalid') {
+    answerPage(ctx, 400, invalidRequestPage({ styleNonce }, parsed));
+    return undefined;
+  }
+  const { request } = parsed;
+  allowFormToReach(ctx, styleNonce, request.redirectUri);
+
+  const session = await loadSession(ctx, db, publicUrl);
+  return { request, session, context: { styleNonce, parameters: request.parameters, csrfToken: csrfToken(session) } };
+}
+
 async function showConsent(ctx: Koa.Context, db: Db, request: AuthorizationRequest, session: BrowserSession, context: PageContext): Promise<void> {
   const user = session.user!;
   const workspaces = await listWorkspaces(db, user.id);
@@ -85,18 +103,21 @@ async function signIn(
 ): Promise<void> {
   const email = form.get('email') ?? '';
   const password = form.get('password') ?? '';
-  const emailKey = safeEmailKey(email);
-  const wait = Math.max(await retryAfter(db, FAILED_SIGN_INS_PER_EMAIL, emailKey), await retryAfter(db, FAILED_SIGN_INS_PER_ADDRESS, ctx.ip));
+  // Counted as a failure before the password is checked, in one step with the check of the limit, so
+  // parallel guesses cannot all pass the check before the first failure is recorded; a right password
+  // takes its attempt back.
+  const attempts = [
+    { limit: FAILED_SIGN_INS_PER_EMAIL, subject: safeEmailKey(email) },
+    { limit: FAILED_SIGN_INS_PER_ADDRESS, subject: ctx.ip },
+  ];
+  const { wait, at } = await takeAttempts(db, attempts);
   if (wait > 0) {
     ctx.set('Retry-After', String(wait));
     return answerPage(ctx, 429, signInPage(context, request.client, { email, error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minutes.` }));
   }
   const user = await checkCredentials(db, email, password);
-  if (!user) {
-    await recordAttempt(db, FAILED_SIGN_INS_PER_EMAIL, emailKey);
-    await recordAttempt(db, FAILED_SIGN_INS_PER_ADDRESS, ctx.ip);
-    return answerPage(ctx, 401, signInPage(context, request.client, { email, error: 'Wrong e-mail or password.' }));
-  }
+  if (!user) return answerPage(ctx, 401, signInPage(context, request.client, { email, error: 'Wrong e-mail or password.' }));
+  await refundAttempts(db, attempts, at);
   await startSession(ctx, db, publicUrl, session, user.id);
   redirect(ctx, 303, `authorize?${new URLSearchParams(request.parameters)}`);
 }

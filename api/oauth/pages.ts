@@ -127,6 +127,26 @@ ${retryHref ? html`<p><a href="${retryHref}">Start again</a></p>` : ''}
   );
 }
 
+/**
+ * A known client's request that cannot be served. The error for the client is a link the person may
+ * follow, never a redirect: the client's registered address is not proof that it is benign.
+ */
+export function invalidRequestPage(
+  context: Pick<PageContext, 'styleNonce'>,
+  details: { client: Client; redirectUri: string; error: string; description: string; location: string },
+): string {
+  return page(
+    context,
+    'This request cannot be used',
+    html`<h1>This request cannot be used</h1>
+<p><strong>${details.client.name}</strong> sent you here with a request this service cannot accept:</p>
+<p><code>${details.error}</code>: ${details.description}</p>
+<p class="muted">The application's name is chosen by whoever registered it; this service has not verified it.</p>
+<p><a href="${details.location}">Return to ${redirectHost(details.redirectUri)} with this error</a></p>
+<p class="muted">You can close this window.</p>`,
+  );
+}
+
 /** What the person should recognize: the host of a web address, or the scheme of a native app's. */
 export function redirectHost(redirectUri: string): string {
   const url = new URL(redirectUri);

@@ -17,22 +17,50 @@ export const REGISTRATIONS_OVERALL: AttemptLimit = { bucket: 'register:all', lim
 export const FAILED_SIGN_INS_PER_EMAIL: AttemptLimit = { bucket: 'sign-in:email', limit: 10, windowSeconds: 15 * 60 };
 export const FAILED_SIGN_INS_PER_ADDRESS: AttemptLimit = { bucket: 'sign-in:address', limit: 100, windowSeconds: 15 * 60 };
 
+/** One limit and whom it counts (an address, an e-mail, `*` for everyone). */
+export interface Attempt {
+  limit: AttemptLimit;
+  subject: string;
+}
+
 /**
  * Counts one attempt of `subject` when it is under the limit and answers 0; over the limit it counts
  * nothing and answers the seconds until it may try again. One transaction under an advisory lock, so
  * concurrent attempts cannot all slip under the limit.
  */
 export async function takeAttempt(db: Db, limit: AttemptLimit, subject: string): Promise<number> {
+  return (await takeAttempts(db, [{ limit, subject }])).wait;
+}
+
+/**
+ * Counts one attempt against every limit at once, or — when any of them is reached — none, answering
+ * the longest wait. The locks are taken in the given order, so callers that list their limits in the
+ * same order cannot deadlock. `at` is when the attempts were counted, for refundAttempts.
+ */
+export async function takeAttempts(db: Db, attempts: Attempt[]): Promise<{ wait: number; at: Date }> {
   return db.transaction().execute(async (tx) => {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`oauth:${limit.bucket}:${subject}`}, 0))`.execute(tx);
-    const wait = await retryAfter(tx, limit, subject);
-    if (wait === 0) await recordAttempt(tx, limit, subject);
-    return wait;
+    for (const { limit, subject } of attempts) {
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`oauth:${limit.bucket}:${subject}`}, 0))`.execute(tx);
+    }
+    let wait = 0;
+    for (const { limit, subject } of attempts) wait = Math.max(wait, await retryAfter(tx, limit, subject));
+    const at = oauthClock.now();
+    if (wait === 0) for (const { limit, subject } of attempts) await recordAttempt(tx, limit, subject, at);
+    return { wait, at };
   });
 }
 
+/** Takes back attempts counted by takeAttempts at `at` (one each), e.g. when a sign-in turned out right. */
+export async function refundAttempts(db: Db, attempts: Attempt[], at: Date): Promise<void> {
+  for (const { limit, subject } of attempts) {
+    // The table has no key; ctid picks one row of possibly several counted in the same millisecond.
+    await sql`delete from oauth_rate_hits where ctid = (
+      select ctid from oauth_rate_hits where bucket = ${limit.bucket} and subject = ${subject} and at = ${at} limit 1)`.execute(db);
+  }
+}
+
 /** Seconds until `subject` may try again, or 0 when it is under the limit. Counts nothing. */
-export async function retryAfter(db: Db, limit: AttemptLimit, subject: string): Promise<number> {
+async function retryAfter(db: Db, limit: AttemptLimit, subject: string): Promise<number> {
   const now = oauthClock.now();
   const row = await db
     .selectFrom('oauth_rate_hits')
@@ -46,8 +74,7 @@ export async function retryAfter(db: Db, limit: AttemptLimit, subject: string): 
 }
 
 /** Counts one attempt of `subject`, and forgets its attempts that have left the window. */
-export async function recordAttempt(db: Db, limit: AttemptLimit, subject: string): Promise<void> {
-  const now = oauthClock.now();
+async function recordAttempt(db: Db, limit: AttemptLimit, subject: string, now = oauthClock.now()): Promise<void> {
   await db.insertInto('oauth_rate_hits').values({ bucket: limit.bucket, subject, at: now }).execute();
   await db
     .deleteFrom('oauth_rate_hits')

@@ -9,13 +9,15 @@ import {
   updateAgentById,
   type AgentRow,
 } from '../../db/agents.js';
-import { isUniqueViolation } from '../../db/errors.js';
 import type { AgentGraph, AgentVersion } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant-transaction.js';
 import { ApiError, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
+import { defineDeleteOperation } from '../delete-operation.js';
 import { defineListOperation } from '../list-operation.js';
-import { deletionResult, refParams, timestamp } from '../schemas.js';
+import { conflictIfNameTaken } from '../name-conflict.js';
+import { refOr404 } from '../ref-or-404.js';
+import { pick, timestampsJson } from '../row-json.js';
+import { closedObject, refParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Agents';
 
@@ -27,19 +29,15 @@ const agentName: JsonSchema = {
   description: 'Unique in the workspace; usable in place of the id in paths.',
 };
 
-const agentSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'name', 'description', 'published_version', 'created_at', 'updated_at'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    description: { type: ['string', 'null'] },
-    published_version: { type: ['integer', 'null'], description: 'The version runs execute, null when none is published.' },
-    created_at: timestamp,
-    updated_at: timestamp,
-  },
-};
+const agentSchema = closedObject({
+  id: { type: 'string' },
+  name: { type: 'string' },
+  description: { type: ['string', 'null'] },
+  published_version: { type: ['integer', 'null'], description: 'The version runs execute, null when none is published.' },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+const agentBody = closedObject({ agent: agentSchema });
 
 /** The graph: `nodes` with an `id` and the tool ids they may call; every other field is the agent's own. */
 export const graphSchema: JsonSchema = {
@@ -49,6 +47,8 @@ export const graphSchema: JsonSchema = {
     nodes: {
       type: 'array',
       minItems: 1,
+      // JSON Schema can require unique items, not items unique by one property: the server checks it.
+      description: 'The nodes; each `id` must be unique among them (refused with a 400 otherwise, which JSON Schema cannot express).',
       items: {
         type: 'object',
         required: ['id'],
@@ -61,30 +61,18 @@ export const graphSchema: JsonSchema = {
   },
 };
 
-const versionSchema: JsonSchema = {
-  type: 'object',
-  required: ['agent_id', 'version', 'version_id', 'status', 'published', 'graph', 'created_at'],
-  additionalProperties: false,
-  properties: {
-    agent_id: { type: 'string' },
-    version: { type: 'integer' },
-    version_id: { type: 'string' },
-    status: { enum: ['published', 'draft', 'archived'] },
-    published: { type: 'boolean' },
-    graph: graphSchema,
-    created_at: timestamp,
-  },
-};
+const versionSchema = closedObject({
+  agent_id: { type: 'string' },
+  version: { type: 'integer' },
+  version_id: { type: 'string' },
+  status: { enum: ['published', 'draft', 'archived'] },
+  published: { type: 'boolean' },
+  graph: graphSchema,
+  created_at: timestamp,
+});
 
 function agentJson(agent: AgentRow) {
-  return {
-    id: agent.id,
-    name: agent.name,
-    description: agent.description,
-    published_version: agent.published_version,
-    created_at: agent.created_at.toISOString(),
-    updated_at: agent.updated_at.toISOString(),
-  };
+  return { ...pick(agent, ['id', 'name', 'description', 'published_version']), ...timestampsJson(agent) };
 }
 
 function versionJson(version: AgentVersion) {
@@ -100,9 +88,7 @@ function versionJson(version: AgentVersion) {
 }
 
 /** The agent `ref` names (id first, then name), or 404: what every operation on an agent starts with. */
-export async function agentOr404(tx: TenantTx, tenantId: string, ref: string): Promise<AgentRow> {
-  return orNotFound(await findAgent(tx, tenantId, ref), 'agent', ref);
-}
+export const agentOr404 = refOr404(findAgent, 'agent');
 
 export const listAgents = defineListOperation({
   operationId: 'listAgents',
@@ -123,15 +109,10 @@ export const createAgent = defineOperation<Record<string, never>, unknown, { nam
   tag: TAG,
   summary: 'Create an agent, or return the existing one with this name',
   access: 'key',
-  body: {
-    type: 'object',
-    required: ['name'],
-    additionalProperties: false,
-    properties: { name: agentName, description: { type: 'string', maxLength: 10000 } },
-  },
+  body: closedObject({ name: agentName, description: { type: 'string', maxLength: 10000 } }, { required: ['name'] }),
   responses: {
-    201: { description: 'Created', schema: upsertResult() },
-    200: { description: 'An agent with this name already existed; it is returned unchanged', schema: upsertResult() },
+    201: { description: 'Created', schema: upsertResultOf('agent', agentSchema) },
+    200: { description: 'An agent with this name already existed; it is returned unchanged', schema: upsertResultOf('agent', agentSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
     const { agent, created } = await tenant(async (tx) => {
@@ -143,15 +124,6 @@ export const createAgent = defineOperation<Record<string, never>, unknown, { nam
   },
 });
 
-function upsertResult(): JsonSchema {
-  return {
-    type: 'object',
-    required: ['agent', 'created'],
-    additionalProperties: false,
-    properties: { agent: agentSchema, created: { type: 'boolean' } },
-  };
-}
-
 export const getAgent = defineOperation<{ id: string }>({
   operationId: 'getAgent',
   method: 'get',
@@ -161,14 +133,9 @@ export const getAgent = defineOperation<{ id: string }>({
   access: 'key',
   params: refParams,
   errors: ['not_found'],
-  responses: {
-    200: {
-      description: 'The agent',
-      schema: { type: 'object', required: ['agent'], additionalProperties: false, properties: { agent: agentSchema } },
-    },
-  },
+  responses: { 200: { description: 'The agent', schema: agentBody } },
   handler: async ({ params, caller, tenant }) => {
-    const agent = orNotFound(await tenant((tx) => findAgent(tx, caller.tenantId, params.id)), 'agent', params.id);
+    const agent = await tenant((tx) => agentOr404(tx, caller.tenantId, params.id));
     return { status: 200, body: { agent: agentJson(agent) } };
   },
 });
@@ -188,45 +155,27 @@ export const updateAgent = defineOperation<{ id: string }, unknown, { name?: str
     properties: { name: agentName, description: { type: ['string', 'null'], maxLength: 10000 } },
   },
   errors: ['not_found', 'conflict'],
-  responses: {
-    200: {
-      description: 'The updated agent',
-      schema: { type: 'object', required: ['agent'], additionalProperties: false, properties: { agent: agentSchema } },
-    },
-  },
+  responses: { 200: { description: 'The updated agent', schema: agentBody } },
   handler: async ({ params, body, caller, tenant }) => {
-    try {
-      const agent = await tenant(async (tx) => {
+    const agent = await conflictIfNameTaken(`an agent named '${body.name}' already exists`, () =>
+      tenant(async (tx) => {
         const current = await agentOr404(tx, caller.tenantId, params.id);
         await updateAgentById(tx, caller.tenantId, current.id, body);
         return await agentOr404(tx, caller.tenantId, current.id);
-      });
-      return { status: 200, body: { agent: agentJson(agent) } };
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError('conflict', `an agent named '${body.name}' already exists`);
-      throw err;
-    }
+      }),
+    );
+    return { status: 200, body: { agent: agentJson(agent) } };
   },
 });
 
-export const deleteAgent = defineOperation<{ id: string }>({
+export const deleteAgent = defineDeleteOperation<{ id: string }>({
   operationId: 'deleteAgent',
-  method: 'delete',
   path: '/v1/agents/{id}',
   tag: TAG,
   summary: 'Delete an agent and its versions',
-  access: 'key',
   params: refParams,
-  errors: ['not_found'],
-  responses: { 200: { description: 'Deleted', schema: deletionResult } },
-  handler: async ({ params, caller, tenant }) => {
-    const agent = await tenant(async (tx) => {
-      const found = await agentOr404(tx, caller.tenantId, params.id);
-      await deleteAgentById(tx, caller.tenantId, found.id);
-      return found;
-    });
-    return { status: 200, body: { deleted: true, id: agent.id } };
-  },
+  find: (tx, tenantId, { id }) => agentOr404(tx, tenantId, id),
+  deleteById: deleteAgentById,
 });
 
 export const listAgentVersions = defineOperation<{ id: string }>({
@@ -244,11 +193,8 @@ export const listAgentVersions = defineOperation<{ id: string }>({
   responses: {
     200: {
       description: 'Current version and history',
-      schema: {
-        type: 'object',
-        required: ['agent_id', 'version', 'version_id', 'status', 'published', 'graph', 'versions'],
-        additionalProperties: false,
-        properties: {
+      schema: closedObject(
+        {
           agent_id: { type: 'string' },
           version: { type: ['integer', 'null'] },
           version_id: { type: ['string', 'null'] },
@@ -258,7 +204,8 @@ export const listAgentVersions = defineOperation<{ id: string }>({
           created_at: timestamp,
           versions: { type: 'array', items: versionSchema },
         },
-      },
+        { optional: ['created_at'] },
+      ),
     },
   },
   handler: async ({ params, caller, tenant }) => {
@@ -291,19 +238,9 @@ export const createAgentVersion = defineOperation<{ id: string }, unknown, { gra
   description: 'Publishing archives the previously published version. A draft leaves it untouched.',
   access: 'key',
   params: refParams,
-  body: {
-    type: 'object',
-    required: ['graph'],
-    additionalProperties: false,
-    properties: { graph: graphSchema, publish: { type: 'boolean', default: true } },
-  },
+  body: closedObject({ graph: graphSchema, publish: { type: 'boolean', default: true } }, { required: ['graph'] }),
   errors: ['not_found'],
-  responses: {
-    201: {
-      description: 'The new version',
-      schema: { type: 'object', required: ['version'], additionalProperties: false, properties: { version: versionSchema } },
-    },
-  },
+  responses: { 201: { description: 'The new version', schema: closedObject({ version: versionSchema }) } },
   handler: async ({ params, body, caller, tenant }) => {
     assertUniqueNodeIds(body.graph);
     const version = await tenant(async (tx) => {

@@ -1,31 +1,26 @@
-import { insertApiKey, listApiKeysPage, revokeApiKeyById } from '../../db/api-keys.js';
+import { insertApiKey, LastManagementKeyError, listApiKeysPage, revokeApiKeyById } from '../../db/api-keys.js';
 import type { ApiKey } from '../../db/schema.js';
-import { orNotFound } from '../errors.js';
-import { defineOperation, type JsonSchema } from '../operation.js';
+import { defineDeleteOperation } from '../delete-operation.js';
+import { ApiError, orNotFound } from '../errors.js';
+import { defineOperation } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
-import { deletionResult, refParams, timestamp } from '../schemas.js';
+import { pick } from '../row-json.js';
+import { closedObject, nullableTimestamp, refParams, timestamp } from '../schemas.js';
 
 const TAG = 'API keys';
 
-const apiKeySchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'kind', 'name', 'prefix', 'created_at', 'revoked_at'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string' },
-    kind: { enum: ['management', 'standard'] },
-    name: { type: ['string', 'null'] },
-    prefix: { type: 'string', description: 'The first characters of the key, to tell keys apart.' },
-    created_at: timestamp,
-    revoked_at: { type: ['string', 'null'], format: 'date-time' },
-  },
-};
+const apiKeySchema = closedObject({
+  id: { type: 'string' },
+  kind: { enum: ['management', 'standard'] },
+  name: { type: ['string', 'null'] },
+  prefix: { type: 'string', description: 'The first characters of the key, to tell keys apart.' },
+  created_at: timestamp,
+  revoked_at: nullableTimestamp,
+});
 
 function apiKeyJson(key: ApiKey) {
   return {
-    id: key.id,
-    kind: key.kind,
-    name: key.name,
+    ...pick(key, ['id', 'kind', 'name']),
     prefix: key.key_prefix,
     created_at: key.created_at.toISOString(),
     revoked_at: key.revoked_at?.toISOString() ?? null,
@@ -57,36 +52,29 @@ export const createApiKey = defineOperation<Record<string, never>, unknown, { ki
     additionalProperties: false,
     properties: { kind: { enum: ['management', 'standard'], default: 'standard' }, name: { type: 'string', maxLength: 200 } },
   },
-  responses: {
-    201: {
-      description: 'The new key',
-      schema: {
-        type: 'object',
-        required: ['api_key', 'key'],
-        additionalProperties: false,
-        properties: { api_key: apiKeySchema, key: { type: 'string', pattern: '^svc_sk_' } },
-      },
-    },
-  },
+  responses: { 201: { description: 'The new key', schema: closedObject({ api_key: apiKeySchema, key: { type: 'string', pattern: '^svc_sk_' } }) } },
   handler: async ({ body, caller, tenant }) => {
     const { record, key } = await tenant((tx) => insertApiKey(tx, caller.tenantId, body?.kind ?? 'standard', body?.name ?? null));
     return { status: 201, body: { api_key: apiKeyJson(record), key } };
   },
 });
 
-export const revokeApiKey = defineOperation<{ id: string }>({
+export const revokeApiKey = defineDeleteOperation<{ id: string }>({
   operationId: 'revokeApiKey',
-  method: 'delete',
   path: '/v1/api-keys/{id}',
   tag: TAG,
-  summary: 'Revoke an API key; requests with it answer 401 from now on (management keys only)',
+  summary: "Revoke an API key; requests with it answer 401 from now on (management keys only). The workspace's last active management key cannot be revoked (409)",
   access: 'management',
   params: refParams,
-  errors: ['not_found'],
-  responses: { 200: { description: 'Revoked', schema: deletionResult } },
-  handler: async ({ params, caller, tenant }) => {
-    const revoked = orNotFound(await tenant((tx) => revokeApiKeyById(tx, caller.tenantId, params.id)), 'api key', params.id);
-    return { status: 200, body: { deleted: true, id: revoked } };
+  resultDescription: 'Revoked',
+  errors: ['not_found', 'conflict'],
+  remove: async (tx, tenantId, { id }) => {
+    try {
+      return orNotFound(await revokeApiKeyById(tx, tenantId, id), 'api key', id);
+    } catch (err) {
+      if (err instanceof LastManagementKeyError) throw new ApiError('conflict', err.message);
+      throw err;
+    }
   },
 });
 

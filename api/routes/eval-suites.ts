@@ -1,13 +1,16 @@
-import type { ScorerConfig } from '../../activities/evals/scorers/types.js';
+import { MAX_SCORERS, scorerConfigSchemas } from '../../activities/evals/scorers/config-schemas.js';
+import { SCORER_TYPES, type ScorerConfig } from '../../activities/evals/scorers/types.js';
 import { expectedProblems, scorerConfigProblems } from '../../activities/evals/scorers/validate.js';
-import { isUniqueViolation } from '../../db/errors.js';
 import { deleteCaseById, insertCases, listCasesPage, type NewCase } from '../../db/eval-cases.js';
 import { deleteSuiteById, findSuitesByRef, listSuitesPage, saveSuite, findSuiteIdByName, updateSuite, type SuiteWithCount } from '../../db/eval-suites.js';
 import type { EvalCase, StoredScorer } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
-import { ApiError, invalidRequest, notFound, orNotFound, type FieldError } from '../errors.js';
+import { defineDeleteOperation } from '../delete-operation.js';
+import { ApiError, invalidRequest, orNotFound, type FieldError } from '../errors.js';
+import { conflictIfNameTaken } from '../name-conflict.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, pageQuery, refParams, timestamp } from '../schemas.js';
+import { pick, timestampsJson } from '../row-json.js';
+import { closedObject, listOf, pageQuery, pathParams, refParams, timestamp, upsertResultOf } from '../schemas.js';
 import { agentOr404 } from './agents.js';
 
 const TAG = 'Evals';
@@ -16,83 +19,66 @@ const TAG = 'Evals';
 const MAX_CASES_PER_REQUEST = 1000;
 
 const suiteName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$', description: 'Unique per agent.' };
+/**
+ * Each scorer is held to its type's schema (the one the scorers' own validation uses). An unknown type
+ * passes here so that scorerConfigProblems can answer it with the list of types.
+ */
 const scorerList: JsonSchema = {
   type: 'array',
-  maxItems: 20,
-  items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
-  description: 'Scorers (docs/evals.md): each `{"type", "name"?, "threshold"?, …its own fields}`.',
-};
-
-const suiteSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'name', 'agent_id', 'description', 'scorers', 'case_count', 'created_at', 'updated_at'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    agent_id: { type: 'string' },
-    description: { type: ['string', 'null'] },
-    scorers: { type: 'array', items: { type: 'object' }, description: "The default scorers of the suite's cases." },
-    case_count: { type: 'integer' },
-    created_at: timestamp,
-    updated_at: timestamp,
+  maxItems: MAX_SCORERS,
+  items: {
+    type: 'object',
+    required: ['type'],
+    properties: { type: { type: 'string', description: `One of ${SCORER_TYPES.join(', ')}.` } },
+    allOf: SCORER_TYPES.map((type) => ({ if: { properties: { type: { const: type } }, required: ['type'] }, then: scorerConfigSchemas[type] })),
   },
+  description: 'Scorers (docs/evals.md): each `{"type", "name"?, "threshold"?, …its own fields}`. Names must be unique in a list.',
 };
 
-const caseSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'suite_id', 'input', 'expected', 'metadata', 'tags', 'scorers', 'created_at', 'updated_at'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string' },
-    suite_id: { type: 'string' },
-    input: { type: 'string' },
-    expected: { description: 'A string, a JSON object, or null.' },
-    metadata: { type: 'object' },
-    tags: { type: 'array', items: { type: 'string' } },
-    scorers: { type: ['array', 'null'], items: { type: 'object' }, description: "This case's scorers instead of the suite's; null: the suite's." },
-    created_at: timestamp,
-    updated_at: timestamp,
-  },
-};
+const suiteSchema = closedObject({
+  id: { type: 'string' },
+  name: { type: 'string' },
+  agent_id: { type: 'string' },
+  description: { type: ['string', 'null'] },
+  scorers: { type: 'array', items: { type: 'object' }, description: "The default scorers of the suite's cases." },
+  case_count: { type: 'integer' },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
 
-const newCaseSchema: JsonSchema = {
-  type: 'object',
-  required: ['input'],
-  additionalProperties: false,
-  properties: {
+const caseSchema = closedObject({
+  id: { type: 'string' },
+  suite_id: { type: 'string' },
+  input: { type: 'string' },
+  expected: { description: 'A string, a JSON object, or null.' },
+  metadata: { type: 'object' },
+  tags: { type: 'array', items: { type: 'string' } },
+  scorers: { type: ['array', 'null'], items: { type: 'object' }, description: "This case's scorers instead of the suite's; null: the suite's." },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+const newCaseSchema = closedObject(
+  {
     input: { type: 'string', minLength: 1, maxLength: 100_000 },
     expected: { anyOf: [{ type: 'string' }, { type: 'object' }, { type: 'null' }], description: 'A string, a JSON object, or null.' },
     metadata: { type: 'object' },
     tags: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 100 } },
     scorers: scorerList,
   },
-};
+  { required: ['input'] },
+);
 
 function suiteJson(suite: SuiteWithCount) {
-  return {
-    id: suite.id,
-    name: suite.name,
-    agent_id: suite.agent_id,
-    description: suite.description,
-    scorers: suite.scorers,
-    case_count: suite.case_count,
-    created_at: suite.created_at.toISOString(),
-    updated_at: suite.updated_at.toISOString(),
-  };
+  return { ...pick(suite, ['id', 'name', 'agent_id', 'description', 'scorers', 'case_count']), ...timestampsJson(suite) };
 }
 
 function caseJson(c: EvalCase) {
   return {
-    id: c.id,
-    suite_id: c.suite_id,
-    input: c.input,
+    ...pick(c, ['id', 'suite_id', 'input']),
     expected: c.expected ?? null,
-    metadata: c.metadata,
-    tags: c.tags,
-    scorers: c.scorers,
-    created_at: c.created_at.toISOString(),
-    updated_at: c.updated_at.toISOString(),
+    ...pick(c, ['metadata', 'tags', 'scorers']),
+    ...timestampsJson(c),
   };
 }
 
@@ -125,9 +111,9 @@ const suiteRefQuery: JsonSchema = {
 };
 
 /** The spec names the path parameter `ref`: a suite's id or name. */
-const suiteParams: JsonSchema = { type: 'object', required: ['ref'], properties: { ref: { type: 'string', minLength: 1, maxLength: 200 } } };
+const suiteParams = pathParams(['ref'], 200);
 
-const suiteBody: JsonSchema = { type: 'object', required: ['suite'], additionalProperties: false, properties: { suite: suiteSchema } };
+const suiteBody = closedObject({ suite: suiteSchema });
 
 export const listSuites = defineOperation<Record<string, never>, { agent?: string; limit: number; cursor?: string }>({
   operationId: 'listEvalSuites',
@@ -156,21 +142,19 @@ export const upsertSuite = defineOperation<Record<string, never>, unknown, { age
   summary: "Create an agent's suite, or update the one it has with this name",
   description: 'Upsert by (agent, name): 201 when created, 200 when the agent already had a suite of this name (the fields given replace its own).',
   access: 'key',
-  body: {
-    type: 'object',
-    required: ['agent', 'name'],
-    additionalProperties: false,
-    properties: {
+  body: closedObject(
+    {
       agent: { type: 'string', minLength: 1, description: 'The agent, by id or name.' },
       name: suiteName,
       description: { type: ['string', 'null'], maxLength: 10_000 },
       scorers: scorerList,
     },
-  },
+    { required: ['agent', 'name'] },
+  ),
   errors: ['not_found'],
   responses: {
-    201: { description: 'Created', schema: upsertResult() },
-    200: { description: 'The agent had a suite of this name; updated', schema: upsertResult() },
+    201: { description: 'Created', schema: upsertResultOf('suite', suiteSchema) },
+    200: { description: 'The agent had a suite of this name; updated', schema: upsertResultOf('suite', suiteSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
     const scorers = body.scorers === undefined ? undefined : assertScorers(body.scorers, 'body.scorers');
@@ -181,10 +165,6 @@ export const upsertSuite = defineOperation<Record<string, never>, unknown, { age
     return { status: created ? 201 : 200, body: { suite: suiteJson(suite), created } };
   },
 });
-
-function upsertResult(): JsonSchema {
-  return { type: 'object', required: ['suite', 'created'], additionalProperties: false, properties: { suite: suiteSchema, created: { type: 'boolean' } } };
-}
 
 export const getSuite = defineOperation<{ ref: string }, { agent?: string }>({
   operationId: 'getEvalSuite',
@@ -222,42 +202,29 @@ export const updateSuiteOperation = defineOperation<{ ref: string }, { agent?: s
   responses: { 200: { description: 'The updated suite', schema: suiteBody } },
   handler: async ({ params, query, body, caller, tenant }) => {
     const scorers = body.scorers === undefined ? undefined : assertScorers(body.scorers, 'body.scorers');
-    try {
-      const suite = await tenant(async (tx) => {
+    const nameTaken = `the agent already has a suite named '${body.name}'`;
+    const suite = await conflictIfNameTaken(nameTaken, () =>
+      tenant(async (tx) => {
         const current = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
         const holder = body.name === undefined ? undefined : await findSuiteIdByName(tx, caller.tenantId, current.agent_id, body.name);
-        if (holder !== undefined && holder !== current.id) {
-          throw new ApiError('conflict', `the agent already has a suite named '${body.name}'`);
-        }
+        if (holder !== undefined && holder !== current.id) throw new ApiError('conflict', nameTaken);
         return updateSuite(tx, caller.tenantId, current.id, { name: body.name, description: body.description, scorers });
-      });
-      return { status: 200, body: { suite: suiteJson(suite) } };
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError('conflict', `the agent already has a suite named '${body.name}'`);
-      throw err;
-    }
+      }),
+    );
+    return { status: 200, body: { suite: suiteJson(suite) } };
   },
 });
 
-export const deleteSuite = defineOperation<{ ref: string }, { agent?: string }>({
+export const deleteSuite = defineDeleteOperation<{ ref: string }, { agent?: string }>({
   operationId: 'deleteEvalSuite',
-  method: 'delete',
   path: '/v1/evals/suites/{ref}',
   tag: TAG,
   summary: 'Delete a suite with its cases; finished experiments keep their results',
-  access: 'key',
   params: suiteParams,
   query: suiteRefQuery,
   errors: ['not_found', 'conflict'],
-  responses: { 200: { description: 'Deleted', schema: deletionResult } },
-  handler: async ({ params, query, caller, tenant }) => {
-    const id = await tenant(async (tx) => {
-      const suite = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
-      await deleteSuiteById(tx, caller.tenantId, suite.id);
-      return suite.id;
-    });
-    return { status: 200, body: { deleted: true, id } };
-  },
+  find: (tx, tenantId, { ref }, { agent }) => suiteOr404(tx, tenantId, ref, agent),
+  deleteById: deleteSuiteById,
 });
 
 export const listCases = defineOperation<{ ref: string }, { agent?: string; limit: number; cursor?: string }>({
@@ -295,19 +262,14 @@ export const addCases = defineOperation<{ ref: string }, { agent?: string }, New
   body: {
     oneOf: [
       newCaseSchema,
-      {
-        type: 'object',
-        required: ['cases'],
-        additionalProperties: false,
-        properties: { cases: { type: 'array', minItems: 1, maxItems: MAX_CASES_PER_REQUEST, items: newCaseSchema } },
-      },
+      closedObject({ cases: { type: 'array', minItems: 1, maxItems: MAX_CASES_PER_REQUEST, items: newCaseSchema } }, { required: ['cases'] }),
     ],
   },
   errors: ['not_found', 'conflict'],
   responses: {
     201: {
       description: 'The cases added, in the order given',
-      schema: { type: 'object', required: ['cases'], additionalProperties: false, properties: { cases: { type: 'array', items: caseSchema } } },
+      schema: closedObject({ cases: { type: 'array', items: caseSchema } }),
     },
   },
   handler: async ({ params, query, body, caller, tenant }) => {
@@ -330,21 +292,13 @@ function checkedCase(c: NewCaseBody, suiteScorers: StoredScorer[], path: string)
   return { input: c.input, expected: c.expected ?? null, metadata: c.metadata ?? {}, tags: c.tags ?? [], scorers };
 }
 
-export const deleteCase = defineOperation<{ id: string }>({
+export const deleteCase = defineDeleteOperation<{ id: string }>({
   operationId: 'deleteEvalCase',
-  method: 'delete',
   path: '/v1/evals/cases/{id}',
   tag: TAG,
   summary: 'Delete a case; experiments keep their copy of it',
-  access: 'key',
   params: refParams,
-  errors: ['not_found'],
-  responses: { 200: { description: 'Deleted', schema: deletionResult } },
-  handler: async ({ params, caller, tenant }) => {
-    const id = await tenant((tx) => deleteCaseById(tx, caller.tenantId, params.id));
-    if (!id) throw notFound('case', params.id);
-    return { status: 200, body: { deleted: true, id } };
-  },
+  remove: async (tx, tenantId, { id }) => orNotFound(await deleteCaseById(tx, tenantId, id), 'case', id),
 });
 
 export default [listSuites, upsertSuite, getSuite, updateSuiteOperation, deleteSuite, listCases, addCases, deleteCase];

@@ -1,32 +1,31 @@
 import { GUARDRAIL_KINDS, guardrailConfigProblems, guardrailConfigSchemas, type GuardrailKind } from '../../activities/guardrails/index.js';
 import { deleteGuardrailById, findGuardrail, listGuardrailsPage, saveGuardrail, setGuardrailEnabledById } from '../../db/guardrails.js';
 import type { GuardrailRow } from '../../db/schema.js';
-import { invalidRequest, orNotFound } from '../errors.js';
+import { invalidRequest } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
+import { defineDeleteOperation } from '../delete-operation.js';
 import { defineListOperation } from '../list-operation.js';
-import { deletionResult, timestamp } from '../schemas.js';
-import { requestValidator } from '../validation.js';
+import { refOr404 } from '../ref-or-404.js';
+import { pick, timestampsJson } from '../row-json.js';
+import { closedObject, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Guardrails';
-const nameParams: JsonSchema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 } } };
+const nameParams = pathParams(['name']);
+/** The guardrail `ref` names, or 404. */
+const guardrailOr404 = refOr404(findGuardrail, 'guardrail');
 
-const guardrailSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'name', 'kind', 'target', 'action', 'enabled', 'description', 'config', 'created_at', 'updated_at'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    kind: { enum: GUARDRAIL_KINDS },
-    target: { enum: ['input', 'output', 'both'] },
-    action: { enum: ['block', 'redact', 'warn'] },
-    enabled: { type: 'boolean' },
-    description: { type: ['string', 'null'] },
-    config: { type: 'object' },
-    created_at: timestamp,
-    updated_at: timestamp,
-  },
-};
+const guardrailSchema = closedObject({
+  id: { type: 'string' },
+  name: { type: 'string' },
+  kind: { enum: GUARDRAIL_KINDS },
+  target: { enum: ['input', 'output', 'both'] },
+  action: { enum: ['block', 'redact', 'warn'] },
+  enabled: { type: 'boolean' },
+  description: { type: ['string', 'null'] },
+  config: { type: 'object' },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
 
 interface GuardrailBody {
   name: string;
@@ -38,24 +37,22 @@ interface GuardrailBody {
   config: Record<string, unknown>;
 }
 
-/** Each kind's config is checked against its own schema, so a 400 names the config field that is wrong. */
-const configValidators = Object.fromEntries(
-  GUARDRAIL_KINDS.map((kind) => [kind, requestValidator('body', { type: 'object', properties: { config: guardrailConfigSchemas[kind] } })]),
-) as Record<GuardrailKind, (value: unknown) => void>;
+/**
+ * Each kind's `config` schema, applied when `kind` names it: the OpenAPI document states what the router
+ * enforces, and a 400 names the config field that is wrong. A kind whose config has required fields
+ * requires `config` too (the server's default `{}` would fail them).
+ */
+const configByKind: JsonSchema[] = GUARDRAIL_KINDS.map((kind) => {
+  const config = guardrailConfigSchemas[kind];
+  const needsConfig = ((config.required ?? []) as string[]).length > 0;
+  return {
+    if: { properties: { kind: { const: kind } }, required: ['kind'] },
+    then: { ...(needsConfig && { required: ['config'] }), properties: { config } },
+  };
+});
 
 function guardrailJson(row: GuardrailRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    kind: row.kind,
-    target: row.target,
-    action: row.action,
-    enabled: row.enabled,
-    description: row.description,
-    config: row.config,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
+  return { ...pick(row, ['id', 'name', 'kind', 'target', 'action', 'enabled', 'description', 'config']), ...timestampsJson(row) };
 }
 
 export const listGuardrails = defineListOperation({
@@ -79,25 +76,25 @@ export const upsertGuardrail = defineOperation<Record<string, never>, unknown, G
   description: 'Runs enforce every enabled guardrail of the workspace, or only those an agent graph lists in `guardrails`. See docs/prompts-and-guardrails.md for each kind\'s config.',
   access: 'key',
   body: {
-    type: 'object',
-    required: ['name', 'kind'],
-    additionalProperties: false,
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$' },
-      kind: { enum: GUARDRAIL_KINDS },
-      target: { enum: ['input', 'output', 'both'], default: 'both' },
-      action: { enum: ['block', 'redact', 'warn'], default: 'block' },
-      enabled: { type: 'boolean', default: true },
-      description: { type: 'string', maxLength: 10_000 },
-      config: { type: 'object', default: {}, description: 'Per kind: see docs/prompts-and-guardrails.md.' },
-    },
+    ...closedObject(
+      {
+        name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$' },
+        kind: { enum: GUARDRAIL_KINDS },
+        target: { enum: ['input', 'output', 'both'], default: 'both' },
+        action: { enum: ['block', 'redact', 'warn'], default: 'block' },
+        enabled: { type: 'boolean', default: true },
+        description: { type: 'string', maxLength: 10_000 },
+        config: { type: 'object', default: {}, description: 'Per kind: its schema below (`allOf`), and see docs/prompts-and-guardrails.md.' },
+      },
+      { required: ['name', 'kind'] },
+    ),
+    allOf: configByKind,
   },
   responses: {
-    201: { description: 'Created', schema: upsertResult() },
-    200: { description: 'A guardrail with this name existed; it is replaced', schema: upsertResult() },
+    201: { description: 'Created', schema: upsertResultOf('guardrail', guardrailSchema) },
+    200: { description: 'A guardrail with this name existed; it is replaced', schema: upsertResultOf('guardrail', guardrailSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
-    configValidators[body.kind]({ config: body.config });
     const problems = guardrailConfigProblems(body.kind, body.config);
     if (problems.length) {
       const fields = problems.map((p) => ({ field: `body.${p.field}`, message: p.message }));
@@ -116,10 +113,6 @@ export const upsertGuardrail = defineOperation<Record<string, never>, unknown, G
   },
 });
 
-function upsertResult(): JsonSchema {
-  return { type: 'object', required: ['guardrail', 'created'], additionalProperties: false, properties: { guardrail: guardrailSchema, created: { type: 'boolean' } } };
-}
-
 export const setGuardrailEnabled = defineOperation<{ name: string }, unknown, { enabled: boolean }>({
   operationId: 'setGuardrailEnabled',
   method: 'patch',
@@ -128,41 +121,26 @@ export const setGuardrailEnabled = defineOperation<{ name: string }, unknown, { 
   summary: 'Enable or disable a guardrail',
   access: 'key',
   params: nameParams,
-  body: { type: 'object', required: ['enabled'], additionalProperties: false, properties: { enabled: { type: 'boolean' } } },
+  body: closedObject({ enabled: { type: 'boolean' } }),
   errors: ['not_found'],
-  responses: {
-    200: {
-      description: 'The guardrail’s state',
-      schema: { type: 'object', required: ['name', 'enabled'], additionalProperties: false, properties: { name: { type: 'string' }, enabled: { type: 'boolean' } } },
-    },
-  },
+  responses: { 200: { description: 'The guardrail’s state', schema: closedObject({ name: { type: 'string' }, enabled: { type: 'boolean' } }) } },
   handler: async ({ params, body, caller, tenant }) => {
     const row = await tenant(async (tx) => {
-      const found = orNotFound(await findGuardrail(tx, caller.tenantId, params.name), 'guardrail', params.name);
+      const found = await guardrailOr404(tx, caller.tenantId, params.name);
       return setGuardrailEnabledById(tx, caller.tenantId, found.id, body.enabled);
     });
     return { status: 200, body: { name: row.name, enabled: row.enabled } };
   },
 });
 
-export const deleteGuardrail = defineOperation<{ name: string }>({
+export const deleteGuardrail = defineDeleteOperation<{ name: string }>({
   operationId: 'deleteGuardrail',
-  method: 'delete',
   path: '/v1/guardrails/{name}',
   tag: TAG,
   summary: 'Delete a guardrail',
-  access: 'key',
   params: nameParams,
-  errors: ['not_found'],
-  responses: { 200: { description: 'Deleted', schema: deletionResult } },
-  handler: async ({ params, caller, tenant }) => {
-    const id = await tenant(async (tx) => {
-      const found = orNotFound(await findGuardrail(tx, caller.tenantId, params.name), 'guardrail', params.name);
-      await deleteGuardrailById(tx, caller.tenantId, found.id);
-      return found.id;
-    });
-    return { status: 200, body: { deleted: true, id } };
-  },
+  find: (tx, tenantId, { name }) => guardrailOr404(tx, tenantId, name),
+  deleteById: deleteGuardrailById,
 });
 
 export default [listGuardrails, upsertGuardrail, setGuardrailEnabled, deleteGuardrail];

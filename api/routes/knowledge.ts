@@ -1,7 +1,6 @@
 import { isTextFamily, isConversionError, sniffFormat, textToMarkdown, decodeText, type TextFormat } from '../../activities/conversion/index.js';
-import { MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge/search.js';
-import { deleteDocumentById, findDocument, insertDocument, listDocumentsPage, markDocumentQueued, type DocumentListing } from '../../db/documents.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { embedDocument, MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge/search.js';
+import { deleteDocumentById, findDocument, insertDocument, listDocumentsPage, markDocumentQueued, setDocumentReady, type DocumentListing } from '../../db/documents.js';
 import {
   deleteKnowledgeBaseById,
   findKnowledgeBase,
@@ -12,26 +11,28 @@ import {
 } from '../../db/knowledge-bases.js';
 import type { PageQuery } from '../../db/page.js';
 import type { KnowledgeBase, KnowledgeGraphSettings } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant-transaction.js';
 import { CONVERT_DOCUMENT_TASK_QUEUE, CONVERT_DOCUMENT_WORKFLOW_TYPE } from '../../workflows/convert-document-api.js';
 import type { convertDocument } from '../../workflows/convert-document.js';
+import { defineDeleteOperation } from '../delete-operation.js';
+import type { AppDeps } from '../deps.js';
 import { embedding } from '../embedder-errors.js';
-import { ApiError, notFound, orNotFound } from '../errors.js';
+import { notFound, orNotFound } from '../errors.js';
 import { readJsonBody } from '../middleware/json-body.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
-import { deletionResult, listOf, pageQuery, timestamp } from '../schemas.js';
+import { conflictIfNameTaken } from '../name-conflict.js';
+import { refOr404 } from '../ref-or-404.js';
+import { pick, timestampsJson } from '../row-json.js';
+import { closedObject, listOf, pageQuery, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
 import { requestValidator } from '../validation.js';
 
 const TAG = 'Knowledge';
 const kbName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$' };
-const kbParams: JsonSchema = { type: 'object', required: ['kb'], properties: { kb: { type: 'string', minLength: 1 } } };
-const docParams: JsonSchema = {
-  type: 'object',
-  required: ['kb', 'documentId'],
-  properties: { kb: { type: 'string', minLength: 1 }, documentId: { type: 'string', minLength: 1 } },
-};
+const kbParams = pathParams(['kb']);
+const docParams = pathParams(['kb', 'documentId']);
+/** The knowledge base `ref` names, or 404. */
+const knowledgeBaseOr404 = refOr404(findKnowledgeBase, 'knowledge base');
 const graphSettings: JsonSchema = {
   type: ['object', 'null'],
   required: ['model'],
@@ -40,26 +41,19 @@ const graphSettings: JsonSchema = {
   properties: { model: { type: 'string', minLength: 1 }, script: { type: 'array', items: { type: 'object' } } },
 };
 
-const kbSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'name', 'description', 'graph', 'document_count', 'created_at', 'updated_at'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    description: { type: ['string', 'null'] },
-    graph: { type: ['object', 'null'] },
-    document_count: { type: 'integer' },
-    created_at: timestamp,
-    updated_at: timestamp,
-  },
-};
+const kbSchema = closedObject({
+  id: { type: 'string' },
+  name: { type: 'string' },
+  description: { type: ['string', 'null'] },
+  graph: { type: ['object', 'null'] },
+  document_count: { type: 'integer' },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+const kbBody = closedObject({ knowledge_base: kbSchema });
 
-const documentSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'kb_id', 'title', 'filename', 'content_type', 'format', 'size_bytes', 'status', 'error', 'chunk_count', 'created_at', 'updated_at'],
-  additionalProperties: false,
-  properties: {
+const documentSchema = closedObject(
+  {
     id: { type: 'string' },
     kb_id: { type: 'string' },
     title: { type: 'string' },
@@ -74,42 +68,24 @@ const documentSchema: JsonSchema = {
     created_at: timestamp,
     updated_at: timestamp,
   },
-};
-const documentBody: JsonSchema = { type: 'object', required: ['document'], additionalProperties: false, properties: { document: documentSchema } };
+  { optional: ['markdown'] },
+);
+const documentBody = closedObject({ document: documentSchema });
 
 function kbJson(kb: KnowledgeBase & { document_count?: number | string | null }) {
   return {
-    id: kb.id,
-    name: kb.name,
-    description: kb.description,
-    graph: kb.graph,
+    ...pick(kb, ['id', 'name', 'description', 'graph']),
     document_count: Number(kb.document_count ?? 0),
-    created_at: kb.created_at.toISOString(),
-    updated_at: kb.updated_at.toISOString(),
+    ...timestampsJson(kb),
   };
 }
 
 function documentJson(doc: DocumentListing & { markdown?: string | null }) {
   return {
-    id: doc.id,
-    kb_id: doc.kb_id,
-    title: doc.title,
-    filename: doc.filename,
-    content_type: doc.content_type,
-    format: doc.format,
-    size_bytes: doc.size_bytes,
-    status: doc.status,
-    error: doc.error,
-    chunk_count: doc.chunk_count,
+    ...pick(doc, ['id', 'kb_id', 'title', 'filename', 'content_type', 'format', 'size_bytes', 'status', 'error', 'chunk_count']),
     ...(doc.markdown !== undefined && { markdown: doc.markdown }),
-    created_at: doc.created_at.toISOString(),
-    updated_at: doc.updated_at.toISOString(),
+    ...timestampsJson(doc),
   };
-}
-
-/** The knowledge base `ref` names, or 404. */
-async function knowledgeBaseOr404(tx: TenantTx, tenantId: string, ref: string): Promise<KnowledgeBase> {
-  return orNotFound(await findKnowledgeBase(tx, tenantId, ref), 'knowledge base', ref);
 }
 
 export const listKnowledgeBases = defineListOperation({
@@ -131,15 +107,10 @@ export const createKnowledgeBase = defineOperation<Record<string, never>, unknow
   tag: TAG,
   summary: 'Create a knowledge base, or return the existing one with this name',
   access: 'key',
-  body: {
-    type: 'object',
-    required: ['name'],
-    additionalProperties: false,
-    properties: { name: kbName, description: { type: 'string', maxLength: 10_000 }, graph: graphSettings },
-  },
+  body: closedObject({ name: kbName, description: { type: 'string', maxLength: 10_000 }, graph: graphSettings }, { required: ['name'] }),
   responses: {
-    201: { description: 'Created', schema: kbUpsert() },
-    200: { description: 'A knowledge base with this name existed; it is returned unchanged', schema: kbUpsert() },
+    201: { description: 'Created', schema: upsertResultOf('knowledge_base', kbSchema) },
+    200: { description: 'A knowledge base with this name existed; it is returned unchanged', schema: upsertResultOf('knowledge_base', kbSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
     const { kb, created } = await tenant(async (tx) => {
@@ -150,10 +121,6 @@ export const createKnowledgeBase = defineOperation<Record<string, never>, unknow
     return { status: created ? 201 : 200, body: { knowledge_base: kbJson(kb), created } };
   },
 });
-
-function kbUpsert(): JsonSchema {
-  return { type: 'object', required: ['knowledge_base', 'created'], additionalProperties: false, properties: { knowledge_base: kbSchema, created: { type: 'boolean' } } };
-}
 
 export const updateKnowledgeBase = defineOperation<{ kb: string }, unknown, { name?: string; description?: string | null; graph?: KnowledgeGraphSettings | null }>({
   operationId: 'updateKnowledgeBase',
@@ -171,41 +138,26 @@ export const updateKnowledgeBase = defineOperation<{ kb: string }, unknown, { na
     properties: { name: kbName, description: { type: ['string', 'null'], maxLength: 10_000 }, graph: graphSettings },
   },
   errors: ['not_found', 'conflict'],
-  responses: {
-    200: { description: 'The knowledge base', schema: { type: 'object', required: ['knowledge_base'], additionalProperties: false, properties: { knowledge_base: kbSchema } } },
-  },
+  responses: { 200: { description: 'The knowledge base', schema: kbBody } },
   handler: async ({ params, body, caller, tenant }) => {
-    try {
-      const kb = await tenant(async (tx) => {
+    const kb = await conflictIfNameTaken(`a knowledge base named '${body.name}' already exists`, () =>
+      tenant(async (tx) => {
         const found = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
         return updateKnowledgeBaseById(tx, caller.tenantId, found.id, body);
-      });
-      return { status: 200, body: { knowledge_base: kbJson(kb) } };
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError('conflict', `a knowledge base named '${body.name}' already exists`);
-      throw err;
-    }
+      }),
+    );
+    return { status: 200, body: { knowledge_base: kbJson(kb) } };
   },
 });
 
-export const deleteKnowledgeBase = defineOperation<{ kb: string }>({
+export const deleteKnowledgeBase = defineDeleteOperation<{ kb: string }>({
   operationId: 'deleteKnowledgeBase',
-  method: 'delete',
   path: '/v1/knowledge/{kb}',
   tag: TAG,
   summary: 'Delete a knowledge base with its documents, chunks and graph',
-  access: 'key',
   params: kbParams,
-  errors: ['not_found'],
-  responses: { 200: { description: 'Deleted', schema: deletionResult } },
-  handler: async ({ params, caller, tenant }) => {
-    const id = await tenant(async (tx) => {
-      const kb = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
-      await deleteKnowledgeBaseById(tx, caller.tenantId, kb.id);
-      return kb.id;
-    });
-    return { status: 200, body: { deleted: true, id } };
-  },
+  find: (tx, tenantId, { kb }) => knowledgeBaseOr404(tx, tenantId, kb),
+  deleteById: deleteKnowledgeBaseById,
 });
 
 export const listDocuments = defineOperation<{ kb: string }, PageQuery>({
@@ -228,16 +180,14 @@ export const listDocuments = defineOperation<{ kb: string }, PageQuery>({
   },
 });
 
-const textDocumentBody: JsonSchema = {
-  type: 'object',
-  required: ['title', 'text'],
-  additionalProperties: false,
-  properties: {
+const textDocumentBody = closedObject(
+  {
     title: { type: 'string', minLength: 1, maxLength: 500 },
     text: { type: 'string', minLength: 1 },
     format: { enum: ['md', 'txt', 'html'], default: 'md', description: 'How to read `text`: Markdown (default), plain text or HTML.' },
   },
-};
+  { required: ['title', 'text'] },
+);
 const validateTextDocument = requestValidator('body', textDocumentBody);
 
 export const addDocument = defineOperation<{ kb: string }>({
@@ -247,8 +197,9 @@ export const addDocument = defineOperation<{ kb: string }>({
   tag: TAG,
   summary: 'Add a document: JSON `title` + `text`, or a multipart `file` (up to 4 MB)',
   description:
-    'Answers at once with the document. Text-family files (txt, md, csv, json, html, xml, ...) are decoded on the spot; ' +
-    'other formats (docx, pptx, xlsx, pdf, epub, odt, odp, ods) are converted to Markdown in the background. Follow ' +
+    'Answers with the document. JSON text and text-family files (txt, md, csv, json, html, xml, ...) up to 256 KB are ' +
+    'decoded and embedded on the spot: searchable, and `ready` unless the knowledge base extracts a graph, when this answers. ' +
+    'Larger ones and other formats (docx, pptx, xlsx, pdf, epub, odt, odp, ods) are converted to Markdown and embedded in the background. Follow ' +
     '`status`: accepted → queued → converting → ready, or failed with a human-readable `error`.',
   access: 'key',
   params: kbParams,
@@ -273,6 +224,13 @@ export const addDocument = defineOperation<{ kb: string }>({
     const doc = await tenant((tx) => insertDocument(tx, caller.tenantId, kb.id, upload));
     if (doc.status === 'failed') return { status: 202, body: { document: documentJson(doc) } };
 
+    // Text decoded during the request is embedded during it too: searchable when this answers (the
+    // spec's "decoded immediately"). The workflow is left for conversions and graph extraction.
+    const embedded = upload.markdown !== null && upload.size_bytes <= INLINE_TEXT_LIMIT_BYTES && (await embeddedAtOnce(deps, caller.tenantId, doc.id));
+    if (embedded && !kb.graph) {
+      const ready = await tenant((tx) => setDocumentReady(tx, caller.tenantId, doc.id, null));
+      return { status: 202, body: { document: documentJson(ready ?? doc) } };
+    }
     await deps.temporal.workflow.start<typeof convertDocument>(CONVERT_DOCUMENT_WORKFLOW_TYPE, {
       workflowId: `ingest-${doc.id}`,
       taskQueue: CONVERT_DOCUMENT_TASK_QUEUE,
@@ -284,10 +242,25 @@ export const addDocument = defineOperation<{ kb: string }>({
 });
 
 /**
- * Text-family uploads up to this size are decoded and turned into Markdown during the request; larger
- * ones (a 4 MB HTML page takes seconds) go to the background conversion like any other file.
+ * Text-family uploads up to this size are decoded, turned into Markdown and embedded during the request
+ * (as is JSON text up to this size); larger ones (a 4 MB HTML page takes seconds to convert, and
+ * embedding 4,000 chunks longer) go to the background conversion like any other file.
  */
 const INLINE_TEXT_LIMIT_BYTES = 256 * 1024;
+
+/**
+ * Embeds a text document during its upload. False when that failed (the embedder is down, say): the
+ * convertDocument workflow then embeds it with its retries, and fails the document with the reason if
+ * it cannot.
+ */
+async function embeddedAtOnce(deps: AppDeps, tenantId: string, documentId: string): Promise<boolean> {
+  try {
+    await embedDocument(deps.db, deps.embedder(), tenantId, documentId);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The upload as a document row: small text-family content decoded to Markdown now, anything else kept
@@ -345,41 +318,28 @@ export const getDocument = defineOperation<{ kb: string; documentId: string }, {
   },
 });
 
-export const deleteDocument = defineOperation<{ kb: string; documentId: string }>({
+export const deleteDocument = defineDeleteOperation<{ kb: string; documentId: string }>({
   operationId: 'deleteDocument',
-  method: 'delete',
   path: '/v1/knowledge/{kb}/documents/{documentId}',
   tag: TAG,
   summary: 'Delete a document with its chunks',
-  access: 'key',
   params: docParams,
-  errors: ['not_found'],
-  responses: { 200: { description: 'Deleted', schema: deletionResult } },
-  handler: async ({ params, caller, tenant }) => {
-    const deleted = await tenant(async (tx) => {
-      const kb = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
-      return deleteDocumentById(tx, caller.tenantId, kb.id, params.documentId);
-    });
-    if (!deleted) throw notFound('document', params.documentId);
-    return { status: 200, body: { deleted: true, id: deleted } };
+  remove: async (tx, tenantId, { kb: ref, documentId }) => {
+    const kb = await knowledgeBaseOr404(tx, tenantId, ref);
+    return orNotFound(await deleteDocumentById(tx, tenantId, kb.id, documentId), 'document', documentId);
   },
 });
 
-const hitSchema: JsonSchema = {
-  type: 'object',
-  required: ['content', 'document_id', 'similarity', 'chunk_id', 'title', 'kb', 'heading_path', 'via'],
-  additionalProperties: false,
-  properties: {
-    content: { type: 'string' },
-    document_id: { type: 'string' },
-    similarity: { type: 'number', description: 'Cosine similarity to the query, 1 at best.' },
-    chunk_id: { type: 'string' },
-    title: { type: 'string', description: "The document's title." },
-    kb: { type: 'string', description: "The knowledge base's name." },
-    heading_path: { type: 'array', items: { type: 'string' } },
-    via: { enum: ['vector', 'graph'], description: '`graph`: reached through an entity related to a nearest chunk’s.' },
-  },
-};
+const hitSchema = closedObject({
+  content: { type: 'string' },
+  document_id: { type: 'string' },
+  similarity: { type: 'number', description: 'Cosine similarity to the query, 1 at best.' },
+  chunk_id: { type: 'string' },
+  title: { type: 'string', description: "The document's title." },
+  kb: { type: 'string', description: "The knowledge base's name." },
+  heading_path: { type: 'array', items: { type: 'string' } },
+  via: { enum: ['vector', 'graph'], description: '`graph`: reached through an entity related to a nearest chunk’s.' },
+});
 
 export const searchKnowledgeBases = defineOperation<Record<string, never>, unknown, { query: string; kb?: string; k: number; mode: 'vector' | 'graph'; hops: number }>({
   operationId: 'searchKnowledge',
@@ -391,22 +351,18 @@ export const searchKnowledgeBases = defineOperation<Record<string, never>, unkno
     '`mode: "graph"` also returns chunks that mention entities within `hops` relations of the entities in the nearest ' +
     'chunks (knowledge bases with graph extraction), marked `via: "graph"`.',
   access: 'key',
-  body: {
-    type: 'object',
-    required: ['query'],
-    additionalProperties: false,
-    properties: {
+  body: closedObject(
+    {
       query: { type: 'string', minLength: 1, maxLength: 20_000 },
       kb: { type: 'string', minLength: 1, description: 'Search this knowledge base only (name).' },
       k: { type: 'integer', minimum: 1, maximum: MAX_KNOWLEDGE_K, default: 5 },
       mode: { enum: ['vector', 'graph'], default: 'vector' },
       hops: { type: 'integer', minimum: 1, maximum: 3, default: 1 },
     },
-  },
+    { required: ['query'] },
+  ),
   errors: ['not_found', 'upstream_error'],
-  responses: {
-    200: { description: 'The hits', schema: { type: 'object', required: ['hits'], additionalProperties: false, properties: { hits: { type: 'array', items: hitSchema } } } },
-  },
+  responses: { 200: { description: 'The hits', schema: closedObject({ hits: { type: 'array', items: hitSchema } }) } },
   handler: async ({ body, caller, tenant, deps }) => {
     const kbId = body.kb ? (await tenant((tx) => knowledgeBaseOr404(tx, caller.tenantId, body.kb!))).id : undefined;
     const hits = await embedding(() => searchKnowledge(deps.db, deps.embedder(), caller.tenantId, { query: body.query, kbId, k: body.k, mode: body.mode, hops: body.hops }));

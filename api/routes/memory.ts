@@ -4,22 +4,18 @@ import { embedding } from '../embedder-errors.js';
 import { notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
-import { timestamp } from '../schemas.js';
+import { timestampsJson } from '../row-json.js';
+import { closedObject, deletionResult, pathParams, timestamp } from '../schemas.js';
 
 const TAG = 'Memory';
 const content: JsonSchema = { type: 'string', minLength: 1, maxLength: 20_000 };
-const idParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } };
+const idParams = pathParams(['id']);
 
-const memorySchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'content', 'created_at', 'updated_at'],
-  additionalProperties: false,
-  properties: { id: { type: 'string' }, content: { type: 'string' }, created_at: timestamp, updated_at: timestamp },
-};
-const memoryBody: JsonSchema = { type: 'object', required: ['memory'], additionalProperties: false, properties: { memory: memorySchema } };
+const memorySchema = closedObject({ id: { type: 'string' }, content: { type: 'string' }, created_at: timestamp, updated_at: timestamp });
+const memoryBody = closedObject({ memory: memorySchema });
 
 function memoryJson(row: { id: string; content: string; created_at: Date; updated_at: Date }) {
-  return { id: row.id, content: row.content, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
+  return { id: row.id, content: row.content, ...timestampsJson(row) };
 }
 
 export const listMemories = defineListOperation({
@@ -41,7 +37,7 @@ export const createMemory = defineOperation<Record<string, never>, unknown, { co
   tag: TAG,
   summary: 'Remember something; it is embedded for semantic recall',
   access: 'key',
-  body: { type: 'object', required: ['content'], additionalProperties: false, properties: { content } },
+  body: closedObject({ content }),
   errors: ['upstream_error'],
   responses: { 201: { description: 'Stored', schema: memoryBody } },
   handler: async ({ body, caller, deps }) => {
@@ -57,32 +53,17 @@ export const searchMemories = defineOperation<Record<string, never>, unknown, { 
   tag: TAG,
   summary: 'The memories most similar to a query (cosine), best first',
   access: 'key',
-  body: {
-    type: 'object',
-    required: ['query'],
-    additionalProperties: false,
-    properties: { query: { type: 'string', minLength: 1, maxLength: 20_000 }, k: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_K, default: 5 } },
-  },
+  body: closedObject(
+    { query: { type: 'string', minLength: 1, maxLength: 20_000 }, k: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_K, default: 5 } },
+    { required: ['query'] },
+  ),
   errors: ['upstream_error'],
   responses: {
     200: {
       description: 'The hits',
-      schema: {
-        type: 'object',
-        required: ['hits'],
-        additionalProperties: false,
-        properties: {
-          hits: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['id', 'content', 'similarity'],
-              additionalProperties: false,
-              properties: { id: { type: 'string' }, content: { type: 'string' }, similarity: { type: 'number' } },
-            },
-          },
-        },
-      },
+      schema: closedObject({
+        hits: { type: 'array', items: closedObject({ id: { type: 'string' }, content: { type: 'string' }, similarity: { type: 'number' } }) },
+      }),
     },
   },
   handler: async ({ body, caller, deps }) => {
@@ -99,7 +80,7 @@ export const updateMemory = defineOperation<{ id: string }, unknown, { content: 
   summary: 'Rewrite a memory; it is embedded again (management keys only)',
   access: 'management',
   params: idParams,
-  body: { type: 'object', required: ['content'], additionalProperties: false, properties: { content } },
+  body: closedObject({ content }),
   errors: ['not_found', 'upstream_error'],
   responses: { 200: { description: 'The memory', schema: memoryBody } },
   handler: async ({ params, body, caller, deps }) => {
@@ -117,12 +98,7 @@ export const deleteMemory = defineOperation<{ id: string }>({
   summary: 'Forget a memory; idempotent (`deleted: false` when nothing was there)',
   access: 'key',
   params: idParams,
-  responses: {
-    200: {
-      description: 'Whether something was deleted',
-      schema: { type: 'object', required: ['deleted', 'id'], additionalProperties: false, properties: { deleted: { type: 'boolean' }, id: { type: 'string' } } },
-    },
-  },
+  responses: { 200: { description: 'Whether something was deleted', schema: deletionResult } },
   handler: async ({ params, caller, tenant }) => {
     const deleted = await tenant((tx) => deleteMemoryById(tx, caller.tenantId, params.id));
     return { status: 200, body: { deleted, id: params.id } };

@@ -1,5 +1,4 @@
 import { TemplateError, templateVariables } from '../../activities/prompts/template.js';
-import { isUniqueViolation } from '../../db/errors.js';
 import {
   addPromptVersionIfChanged,
   deletePromptById,
@@ -14,10 +13,14 @@ import {
   type PromptContent,
 } from '../../db/prompts.js';
 import type { Prompt, PromptVersion } from '../../db/schema.js';
-import { ApiError, invalidRequest, notFound, orNotFound } from '../errors.js';
+import { invalidRequest, notFound, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
+import { defineDeleteOperation } from '../delete-operation.js';
 import { defineListOperation } from '../list-operation.js';
-import { deletionResult, timestamp } from '../schemas.js';
+import { conflictIfNameTaken } from '../name-conflict.js';
+import { refOr404 } from '../ref-or-404.js';
+import { pick, timestampsJson } from '../row-json.js';
+import { closedObject, MAX_REQUEST_INTEGER, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Prompts';
 
@@ -28,51 +31,37 @@ const template: JsonSchema = {
   maxLength: 100_000,
   description: 'The template: `{{name}}` is replaced by the variable `name`; `\\{{` is a literal `{{`.',
 };
-const nameParams: JsonSchema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1 } } };
+const nameParams = pathParams(['name']);
 
-const promptSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'name', 'version', 'template', 'description', 'model', 'variables', 'created_at', 'updated_at'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    version: { type: 'integer', description: 'The current version; bumped by edits of template, description or model.' },
-    template: { type: 'string' },
-    description: { type: ['string', 'null'] },
-    model: { type: ['string', 'null'], description: 'The default model of graph nodes that use this prompt.' },
-    variables: { type: 'array', items: { type: 'string' }, description: 'The variables the template uses.' },
-    created_at: timestamp,
-    updated_at: timestamp,
-  },
-};
+const promptSchema = closedObject({
+  id: { type: 'string' },
+  name: { type: 'string' },
+  version: { type: 'integer', description: 'The current version; bumped by edits of template, description or model.' },
+  template: { type: 'string' },
+  description: { type: ['string', 'null'] },
+  model: { type: ['string', 'null'], description: 'The default model of graph nodes that use this prompt.' },
+  variables: { type: 'array', items: { type: 'string' }, description: 'The variables the template uses.' },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+const promptBody = closedObject({ prompt: promptSchema });
 
-const versionSchema: JsonSchema = {
-  type: 'object',
-  required: ['prompt_id', 'version', 'version_id', 'template', 'description', 'model', 'created_at'],
-  additionalProperties: false,
-  properties: {
-    prompt_id: { type: 'string' },
-    version: { type: 'integer' },
-    version_id: { type: 'string' },
-    template: { type: 'string' },
-    description: { type: ['string', 'null'] },
-    model: { type: ['string', 'null'] },
-    created_at: timestamp,
-  },
-};
+const versionSchema = closedObject({
+  prompt_id: { type: 'string' },
+  version: { type: 'integer' },
+  version_id: { type: 'string' },
+  template: { type: 'string' },
+  description: { type: ['string', 'null'] },
+  model: { type: ['string', 'null'] },
+  created_at: timestamp,
+});
 
 function promptJson(prompt: Prompt, current: PromptVersion) {
   return {
-    id: prompt.id,
-    name: prompt.name,
-    version: prompt.version,
-    template: current.template,
-    description: current.description,
-    model: current.model,
+    ...pick(prompt, ['id', 'name', 'version']),
+    ...pick(current, ['template', 'description', 'model']),
     variables: templateVariables(current.template),
-    created_at: prompt.created_at.toISOString(),
-    updated_at: prompt.updated_at.toISOString(),
+    ...timestampsJson(prompt),
   };
 }
 
@@ -81,12 +70,14 @@ function versionJson(version: PromptVersion) {
     prompt_id: version.prompt_id,
     version: version.version,
     version_id: version.id,
-    template: version.template,
-    description: version.description,
-    model: version.model,
+    ...pick(version, ['template', 'description', 'model']),
     created_at: version.created_at.toISOString(),
   };
 }
+
+/** The prompt `ref` names with its current version, or 404; locked, for an edit, by `lockedPromptOr404`. */
+const promptOr404 = refOr404(findPrompt, 'prompt');
+const lockedPromptOr404 = refOr404(lockPrompt, 'prompt');
 
 function checkTemplate(text: string | undefined): void {
   if (text === undefined) return;
@@ -120,15 +111,13 @@ export const upsertPrompt = defineOperation<Record<string, never>, unknown, { na
     'The body is the whole definition: an omitted `description` or `model` is null. When the name exists and the template, ' +
     'description or model differ from the current version, they become a new version (200); identical content changes nothing.',
   access: 'key',
-  body: {
-    type: 'object',
-    required: ['name', 'template'],
-    additionalProperties: false,
-    properties: { name: promptName, template, description: { type: 'string', maxLength: 10_000 }, model: { type: 'string', minLength: 1, maxLength: 200 } },
-  },
+  body: closedObject(
+    { name: promptName, template, description: { type: 'string', maxLength: 10_000 }, model: { type: 'string', minLength: 1, maxLength: 200 } },
+    { required: ['name', 'template'] },
+  ),
   responses: {
-    201: { description: 'Created, as version 1', schema: upsertResult() },
-    200: { description: 'A prompt with this name existed; it is updated when the content differs', schema: upsertResult() },
+    201: { description: 'Created, as version 1', schema: upsertResultOf('prompt', promptSchema) },
+    200: { description: 'A prompt with this name existed; it is updated when the content differs', schema: upsertResultOf('prompt', promptSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
     checkTemplate(body.template);
@@ -143,10 +132,6 @@ export const upsertPrompt = defineOperation<Record<string, never>, unknown, { na
   },
 });
 
-function upsertResult(): JsonSchema {
-  return { type: 'object', required: ['prompt', 'created'], additionalProperties: false, properties: { prompt: promptSchema, created: { type: 'boolean' } } };
-}
-
 export const getPrompt = defineOperation<{ name: string }>({
   operationId: 'getPrompt',
   method: 'get',
@@ -156,11 +141,9 @@ export const getPrompt = defineOperation<{ name: string }>({
   access: 'key',
   params: nameParams,
   errors: ['not_found'],
-  responses: {
-    200: { description: 'The prompt', schema: { type: 'object', required: ['prompt'], additionalProperties: false, properties: { prompt: promptSchema } } },
-  },
+  responses: { 200: { description: 'The prompt', schema: promptBody } },
   handler: async ({ params, caller, tenant }) => {
-    const { prompt, current } = orNotFound(await tenant((tx) => findPrompt(tx, caller.tenantId, params.name)), 'prompt', params.name);
+    const { prompt, current } = await tenant((tx) => promptOr404(tx, caller.tenantId, params.name));
     return { status: 200, body: { prompt: promptJson(prompt, current) } };
   },
 });
@@ -177,17 +160,12 @@ export const listPromptVersions = defineOperation<{ name: string }>({
   responses: {
     200: {
       description: 'The versions',
-      schema: {
-        type: 'object',
-        required: ['prompt_id', 'name', 'versions'],
-        additionalProperties: false,
-        properties: { prompt_id: { type: 'string' }, name: { type: 'string' }, versions: { type: 'array', items: versionSchema } },
-      },
+      schema: closedObject({ prompt_id: { type: 'string' }, name: { type: 'string' }, versions: { type: 'array', items: versionSchema } }),
     },
   },
   handler: async ({ params, caller, tenant }) => {
     const { prompt, versions } = await tenant(async (tx) => {
-      const { prompt } = orNotFound(await findPrompt(tx, caller.tenantId, params.name), 'prompt', params.name);
+      const { prompt } = await promptOr404(tx, caller.tenantId, params.name);
       return { prompt, versions: await listVersionsOfPrompt(tx, caller.tenantId, prompt.id) };
     });
     return { status: 200, body: { prompt_id: prompt.id, name: prompt.name, versions: versions.map(versionJson) } };
@@ -201,14 +179,12 @@ export const getPromptVersion = defineOperation<{ name: string; version: number 
   tag: TAG,
   summary: 'One version of a prompt',
   access: 'key',
-  params: { type: 'object', required: ['name', 'version'], properties: { name: { type: 'string', minLength: 1 }, version: { type: 'integer', minimum: 1 } } },
+  params: { type: 'object', required: ['name', 'version'], properties: { name: { type: 'string', minLength: 1 }, version: { type: 'integer', minimum: 1, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
-  responses: {
-    200: { description: 'The version', schema: { type: 'object', required: ['version'], additionalProperties: false, properties: { version: versionSchema } } },
-  },
+  responses: { 200: { description: 'The version', schema: closedObject({ version: versionSchema }) } },
   handler: async ({ params, caller, tenant }) => {
     const version = await tenant(async (tx) => {
-      const { prompt } = orNotFound(await findPrompt(tx, caller.tenantId, params.name), 'prompt', params.name);
+      const { prompt } = await promptOr404(tx, caller.tenantId, params.name);
       return findPromptVersion(tx, caller.tenantId, prompt.id, params.version);
     });
     if (!version) throw notFound('prompt version', `${params.name}@${params.version}`);
@@ -237,14 +213,12 @@ export const updatePrompt = defineOperation<{ name: string }, unknown, { name?: 
     },
   },
   errors: ['not_found', 'conflict'],
-  responses: {
-    200: { description: 'The prompt', schema: { type: 'object', required: ['prompt'], additionalProperties: false, properties: { prompt: promptSchema } } },
-  },
+  responses: { 200: { description: 'The prompt', schema: promptBody } },
   handler: async ({ params, body, caller, tenant }) => {
     checkTemplate(body.template);
-    try {
-      const { prompt, current } = await tenant(async (tx) => {
-        const found = orNotFound(await lockPrompt(tx, caller.tenantId, params.name), 'prompt', params.name);
+    const { prompt, current } = await conflictIfNameTaken(`a prompt named '${body.name}' already exists`, () =>
+      tenant(async (tx) => {
+        const found = await lockedPromptOr404(tx, caller.tenantId, params.name);
         let { prompt } = found;
         if (body.name !== undefined && body.name !== prompt.name) prompt = await renamePrompt(tx, prompt, body.name);
         return addPromptVersionIfChanged(tx, { prompt, current: found.current }, {
@@ -252,33 +226,20 @@ export const updatePrompt = defineOperation<{ name: string }, unknown, { name?: 
           description: body.description === undefined ? found.current.description : body.description,
           model: body.model === undefined ? found.current.model : body.model,
         });
-      });
-      return { status: 200, body: { prompt: promptJson(prompt, current) } };
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError('conflict', `a prompt named '${body.name}' already exists`);
-      throw err;
-    }
+      }),
+    );
+    return { status: 200, body: { prompt: promptJson(prompt, current) } };
   },
 });
 
-export const deletePrompt = defineOperation<{ name: string }>({
+export const deletePrompt = defineDeleteOperation<{ name: string }>({
   operationId: 'deletePrompt',
-  method: 'delete',
   path: '/v1/prompts/{name}',
   tag: TAG,
   summary: 'Delete a prompt and all its versions',
-  access: 'key',
   params: nameParams,
-  errors: ['not_found'],
-  responses: { 200: { description: 'Deleted', schema: deletionResult } },
-  handler: async ({ params, caller, tenant }) => {
-    const id = await tenant(async (tx) => {
-      const { prompt } = orNotFound(await lockPrompt(tx, caller.tenantId, params.name), 'prompt', params.name);
-      await deletePromptById(tx, caller.tenantId, prompt.id);
-      return prompt.id;
-    });
-    return { status: 200, body: { deleted: true, id } };
-  },
+  find: async (tx, tenantId, { name }) => (await lockedPromptOr404(tx, tenantId, name)).prompt,
+  deleteById: deletePromptById,
 });
 
 export default [listPrompts, upsertPrompt, getPrompt, updatePrompt, deletePrompt, listPromptVersions, getPromptVersion];

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { findAgent } from '../../db/agents.js';
 import { agentOr404 } from './agents.js';
 import type { PageQuery } from '../../db/page.js';
 import { hasRunHistory } from '../../db/run-histories.js';
@@ -9,11 +10,13 @@ import { answerUpdate } from '../../workflows/agent-run-api.js';
 import { failureTypeOf } from '../../workflows/failures.js';
 import { REPLAY_RUN_FAILURES, REPLAY_RUN_TASK_QUEUE, REPLAY_RUN_WORKFLOW_TYPE } from '../../workflows/replay-run-api.js';
 import type { replayRun as replayRunWorkflow } from '../../workflows/replay-run.js';
-import { ApiError, notFound, orNotFound } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
 import { defineOperation, type JsonSchema, type OperationContext } from '../operation.js';
 import { takeRateLimitToken, RUN_RATE_LIMIT } from '../rate-limit.js';
+import { refOr404 } from '../ref-or-404.js';
+import { releaseReplaySlot, REPLAY_SLOTS_PER_TENANT, takeReplaySlot } from '../replay-slots.js';
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
-import { listOf, refParams } from '../schemas.js';
+import { closedObject, listOf, MAX_REQUEST_INTEGER, pageQuery, pathParams, refParams } from '../schemas.js';
 import { SSE_HEADERS, streamRunEvents } from '../sse.js';
 import { startAgentRunWorkflow } from '../start-agent-run-workflow.js';
 import { TenantIdAttribute } from '../../workflows/search-attributes.js';
@@ -28,7 +31,8 @@ const eventStream = {
   schema: { type: 'string' },
 };
 
-const runIdParams: JsonSchema = { type: 'object', required: ['runId'], properties: { runId: { type: 'string', minLength: 1 } } };
+const runIdParams = pathParams(['runId']);
+const runOr404 = refOr404(findRun, 'run');
 
 export const startRun = defineOperation<{ id: string }, unknown, { input: string; thread_id?: string }>({
   operationId: 'startRun',
@@ -39,12 +43,7 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
   description: 'Without `thread_id` the run starts a new thread (its id is in `run.created`); with one, it continues that thread. Limited to 60 requests per 60 s per API key.',
   access: 'key',
   params: refParams,
-  body: {
-    type: 'object',
-    required: ['input'],
-    additionalProperties: false,
-    properties: { input: { type: 'string', minLength: 1, maxLength: 200_000 }, thread_id: { type: 'string', minLength: 1 } },
-  },
+  body: closedObject({ input: { type: 'string', minLength: 1, maxLength: 200_000 }, thread_id: { type: 'string', minLength: 1 } }, { required: ['input'] }),
   errors: ['not_found', 'conflict', 'rate_limited'],
   responses: { 200: eventStream },
   handler: async ({ params, body, caller, tenant, deps, koa }) => {
@@ -73,13 +72,14 @@ export const streamEvents = defineOperation<{ runId: string }, { after?: number 
   description: 'Replays the persisted trace from the start, or after the `Last-Event-ID` header (or `after` query) sequence number, then follows the run live.',
   access: 'key',
   params: runIdParams,
-  query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0 } } },
+  query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
   responses: { 200: eventStream },
   handler: async ({ params, query, caller, tenant, deps, koa }) => {
-    orNotFound(await tenant((tx) => findRun(tx, caller.tenantId, params.runId)), 'run', params.runId);
+    await tenant((tx) => runOr404(tx, caller.tenantId, params.runId));
     const lastEventId = koa.get('Last-Event-ID');
-    const after = /^\d+$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
+    // Nine digits at most: a larger number is no sequence number of ours, and would overflow the query.
+    const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
     return streamRunEvents(koa, deps, caller.tenantId, params.runId, after);
   },
 });
@@ -96,17 +96,12 @@ export const getRun = defineOperation<{ runId: string }>({
   responses: {
     200: {
       description: 'The run and its steps',
-      schema: {
-        type: 'object',
-        required: ['run', 'steps'],
-        additionalProperties: false,
-        properties: { run: runSchema, steps: { type: 'array', items: stepSchema } },
-      },
+      schema: closedObject({ run: runSchema, steps: { type: 'array', items: stepSchema } }),
     },
   },
   handler: async ({ params, caller, tenant }) => {
     const { run, steps } = await tenant(async (tx) => ({
-      run: orNotFound(await findRun(tx, caller.tenantId, params.runId), 'run', params.runId),
+      run: await runOr404(tx, caller.tenantId, params.runId),
       steps: await listRunSteps(tx, caller.tenantId, params.runId),
     }));
     return { status: 200, body: { run: runJson(run), steps: steps.map(stepJson) } };
@@ -120,9 +115,8 @@ function runListQuery(withAgentFilter: boolean): JsonSchema {
     type: 'object',
     additionalProperties: false,
     properties: {
-      limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-      cursor: { type: 'string', minLength: 1 },
-      ...(withAgentFilter && { agent: { type: 'string', minLength: 1, description: 'Only runs of this agent (id or name).' } }),
+      ...(pageQuery.properties as object),
+      ...(withAgentFilter && { agent: { type: 'string', minLength: 1, description: 'Only runs of this agent (id or name); one that names no agent gives an empty list.' } }),
       source: {
         enum: ['api', 'eval', 'all'],
         description: 'Only runs from this source. By default eval runs are left out; `all` includes them.',
@@ -133,9 +127,11 @@ function runListQuery(withAgentFilter: boolean): JsonSchema {
 
 async function listRuns({ query, caller, tenant }: OperationContext<unknown, RunListQuery, unknown>, agentRef?: string) {
   const { items, nextCursor } = await tenant(async (tx) => {
-    const ref = agentRef ?? query.agent;
-    const agentId = ref ? (await agentOr404(tx, caller.tenantId, ref)).id : undefined;
-    return listRunsPage(tx, caller.tenantId, { agentId, source: query.source }, query);
+    if (agentRef) return listRunsPage(tx, caller.tenantId, { agentId: (await agentOr404(tx, caller.tenantId, agentRef)).id, source: query.source }, query);
+    // A filter is not an address: an `agent` that names no agent matches no run (the spec lists 200 and 401 only).
+    const filtered = query.agent ? await findAgent(tx, caller.tenantId, query.agent) : undefined;
+    if (query.agent && !filtered) return { items: [], nextCursor: null };
+    return listRunsPage(tx, caller.tenantId, { agentId: filtered?.id, source: query.source }, query);
   });
   return { status: 200, body: { runs: items.map(runJson), next_cursor: nextCursor } };
 }
@@ -148,7 +144,6 @@ export const listAllRuns = defineOperation<Record<string, never>, RunListQuery>(
   summary: 'Runs, most recent first (eval runs only when asked for with `source`)',
   access: 'key',
   query: runListQuery(true),
-  errors: ['not_found'],
   responses: { 200: { description: 'A page of runs', schema: listOf('runs', runSchema) } },
   handler: (ctx) => listRuns(ctx),
 });
@@ -176,26 +171,16 @@ export const answerRun = defineOperation<{ runId: string }, unknown, { answer: s
   description: 'Each question takes one answer: a second one, or an answer to a run that is not paused, is 409. Follow the rest with GET /v1/runs/{runId}/events.',
   access: 'key',
   params: runIdParams,
-  body: {
-    type: 'object',
-    required: ['answer'],
-    additionalProperties: false,
-    properties: { answer: { type: 'string', maxLength: 200_000 }, question_id: { type: 'string', minLength: 1 } },
-  },
+  body: closedObject({ answer: { type: 'string', maxLength: 200_000 }, question_id: { type: 'string', minLength: 1 } }, { required: ['answer'] }),
   errors: ['not_found', 'conflict'],
   responses: {
     200: {
       description: 'Accepted; the run is running again',
-      schema: {
-        type: 'object',
-        required: ['run_id', 'question_id', 'status'],
-        additionalProperties: false,
-        properties: { run_id: { type: 'string' }, question_id: { type: 'string' }, status: { const: 'running' } },
-      },
+      schema: closedObject({ run_id: { type: 'string' }, question_id: { type: 'string' }, status: { const: 'running' } }),
     },
   },
   handler: async ({ params, body, caller, tenant, deps }) => {
-    const run = orNotFound(await tenant((tx) => findRun(tx, caller.tenantId, params.runId)), 'run', params.runId);
+    const run = await tenant((tx) => runOr404(tx, caller.tenantId, params.runId));
     if (run.status !== 'paused') throw new ApiError('conflict', `run ${run.id} is ${run.status}, not waiting for an answer`);
     try {
       const { questionId } = await deps.temporal.workflow
@@ -222,16 +207,11 @@ export const cancelRun = defineOperation<{ runId: string }>({
   responses: {
     202: {
       description: 'Cancellation requested',
-      schema: {
-        type: 'object',
-        required: ['run_id', 'status'],
-        additionalProperties: false,
-        properties: { run_id: { type: 'string' }, status: { const: 'cancelling' } },
-      },
+      schema: closedObject({ run_id: { type: 'string' }, status: { const: 'cancelling' } }),
     },
   },
   handler: async ({ params, caller, tenant, deps }) => {
-    const run = orNotFound(await tenant((tx) => findRun(tx, caller.tenantId, params.runId)), 'run', params.runId);
+    const run = await tenant((tx) => runOr404(tx, caller.tenantId, params.runId));
     if (isTerminal(run.status)) throw new ApiError('conflict', `run ${run.id} already ended (${run.status})`);
     await deps.temporal.workflow.getHandle(run.id).cancel();
     return { status: 202, body: { run_id: run.id, status: 'cancelling' } };
@@ -239,7 +219,7 @@ export const cancelRun = defineOperation<{ runId: string }>({
 });
 
 /** How long a replay may wait in the `replays` queue and run before the request gives up (a 500). */
-const REPLAY_TIMEOUT = '5 minutes';
+const REPLAY_TIMEOUT_SECONDS = 5 * 60;
 
 export const replayRun = defineOperation<{ runId: string }>({
   operationId: 'replayRun',
@@ -247,46 +227,49 @@ export const replayRun = defineOperation<{ runId: string }>({
   path: '/v1/runs/{runId}/replay',
   tag: TAG,
   summary: "Replay a finished run's stored Temporal history against the current workflow code",
-  description: '`deterministic: false` means the current code would take a different path on this history (a non-deterministic change); `error` says where.',
+  description:
+    '`deterministic: false` means the current code would take a different path on this history (a non-deterministic change); `error` says where. ' +
+    `A workspace may have ${REPLAY_SLOTS_PER_TENANT} replays queued or running at once; beyond that the answer is 429 with Retry-After.`,
   access: 'key',
   params: runIdParams,
-  errors: ['not_found', 'conflict'],
+  errors: ['not_found', 'conflict', 'rate_limited'],
   responses: {
     200: {
       description: 'The replay result',
-      schema: {
-        type: 'object',
-        required: ['run_id', 'deterministic', 'error', 'event_count'],
-        additionalProperties: false,
-        properties: {
-          run_id: { type: 'string' },
-          deterministic: { type: 'boolean' },
-          error: { type: ['string', 'null'] },
-          event_count: { type: 'integer' },
-        },
-      },
+      schema: closedObject({
+        run_id: { type: 'string' },
+        deterministic: { type: 'boolean' },
+        error: { type: ['string', 'null'] },
+        event_count: { type: 'integer' },
+      }),
     },
   },
   handler: async ({ params, caller, tenant, deps }) => {
     const noHistory = () => new ApiError('conflict', `run ${params.runId} has no stored history yet (it is stored once the run has ended)`);
-    // Checked here, without reading the history, so a run still running never costs a workflow.
+    const workflowId = `replay-${params.runId}-${randomUUID()}`;
+    // Checked here, without reading the history, so a run still running never costs a workflow; and the
+    // workspace's replays in flight are bounded (a 429 beyond REPLAY_SLOTS_PER_TENANT).
     const historyStored = await tenant(async (tx) => {
-      orNotFound(await findRun(tx, caller.tenantId, params.runId), 'run', params.runId);
-      return hasRunHistory(tx, caller.tenantId, params.runId);
+      await runOr404(tx, caller.tenantId, params.runId);
+      const stored = await hasRunHistory(tx, caller.tenantId, params.runId);
+      if (stored) await takeReplaySlot(tx, caller.tenantId, workflowId, REPLAY_TIMEOUT_SECONDS);
+      return stored;
     });
     if (!historyStored) throw noHistory();
     // The replay itself is CPU work: a worker does it (workflows/replay-run.ts) while this request waits.
     const result = await deps.temporal.workflow
       .execute<typeof replayRunWorkflow>(REPLAY_RUN_WORKFLOW_TYPE, {
         taskQueue: REPLAY_RUN_TASK_QUEUE,
-        workflowId: `replay-${params.runId}-${randomUUID()}`,
+        workflowId,
         args: [{ tenantId: caller.tenantId, runId: params.runId }],
-        workflowExecutionTimeout: REPLAY_TIMEOUT,
+        workflowExecutionTimeout: REPLAY_TIMEOUT_SECONDS * 1000,
         typedSearchAttributes: [{ key: TenantIdAttribute, value: caller.tenantId }],
       })
       .catch((err: unknown) => {
         throw failureTypeOf(err) === REPLAY_RUN_FAILURES.HistoryMissing ? noHistory() : err;
-      });
+      })
+      // Whatever the answer; a lease that cannot be released now expires with REPLAY_TIMEOUT_SECONDS.
+      .finally(() => tenant((tx) => releaseReplaySlot(tx, caller.tenantId, workflowId)).catch(() => {}));
     return { status: 200, body: { run_id: params.runId, deterministic: result.deterministic, error: result.error, event_count: result.eventCount } };
   },
 });

@@ -2,32 +2,40 @@ import { BUILTIN_KEYS } from '../../activities/tools/builtins/registry.js';
 import { httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
 import type { HttpToolConfig } from '../../activities/tools/types.js';
 import type { Tool, ToolKind } from '../../db/schema.js';
-import { listToolsPage, saveTool } from '../../db/tools.js';
-import { invalidRequest, type FieldError } from '../errors.js';
+import { findTool, findToolByName, insertToolIfNew, listToolsPage, updateToolById, type ToolDefinition } from '../../db/tools.js';
+import { invalidRequest, orNotFound, type FieldError } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
-import { timestamp } from '../schemas.js';
+import { conflictIfNameTaken } from '../name-conflict.js';
+import { refOr404 } from '../ref-or-404.js';
+import { pick, timestampsJson } from '../row-json.js';
+import { closedObject, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Tools';
+const TOOL_KINDS: ToolKind[] = ['builtin', 'http', 'mcp'];
+const toolName: JsonSchema = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'What the model calls it; unique in the workspace.' };
+/** The tool `ref` names (id, else name), or 404. */
+const toolOr404 = refOr404(findTool, 'tool');
+
+/** Each kind takes its own settings (`builtin`, `http` or `mcp`, named as the kind) and no other kind's. */
+const settingsByKind: JsonSchema[] = TOOL_KINDS.map((kind) => ({
+  if: { properties: { kind: { const: kind } }, required: ['kind'] },
+  then: { required: [kind], properties: Object.fromEntries(TOOL_KINDS.map((other) => [other, other === kind])) },
+}));
 /** Header values are write-only: they often carry credentials. */
 const REDACTED = '[redacted]';
 
-const toolSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'name', 'kind', 'description', 'builtin', 'http', 'mcp', 'created_at', 'updated_at'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    kind: { enum: ['builtin', 'http', 'mcp'] },
-    description: { type: ['string', 'null'] },
-    builtin: { type: ['string', 'null'] },
-    http: { anyOf: [{ type: 'null' }, { type: 'object' }] },
-    mcp: { anyOf: [{ type: 'null' }, { type: 'object' }] },
-    created_at: timestamp,
-    updated_at: timestamp,
-  },
-};
+const toolSchema = closedObject({
+  id: { type: 'string' },
+  name: { type: 'string' },
+  kind: { enum: ['builtin', 'http', 'mcp'] },
+  description: { type: ['string', 'null'] },
+  builtin: { type: ['string', 'null'] },
+  http: { anyOf: [{ type: 'null' }, { type: 'object' }] },
+  mcp: { anyOf: [{ type: 'null' }, { type: 'object' }] },
+  created_at: timestamp,
+  updated_at: timestamp,
+});
 
 interface ToolBody {
   name: string;
@@ -55,31 +63,33 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
   method: 'post',
   path: '/v1/tools',
   tag: TAG,
-  summary: 'Create a tool, or replace the definition of the tool with this name',
+  summary: 'Create a tool, or return the existing tool with this name unchanged',
   description:
     '`builtin` tools name a built-in key; `http` tools call a URL template (requests to loopback, private, link-local and ' +
     'metadata addresses are refused unless the operator allow-lists them with TOOL_HTTP_ALLOW_HOSTS); `mcp` tools call a ' +
-    'tool of an MCP server over Streamable HTTP. Header values are write-only and read back as "[redacted]".',
+    'tool of an MCP server over Streamable HTTP. Header values are write-only and read back as "[redacted]". ' +
+    'A name that exists answers 200 with that tool as it is (the spec\'s upsert by name); change a tool with PATCH /v1/tools/{id}.',
   access: 'key',
   body: {
-    type: 'object',
-    required: ['name', 'kind'],
-    additionalProperties: false,
-    properties: {
-      name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'What the model calls it; unique in the workspace.' },
-      kind: { enum: ['builtin', 'http', 'mcp'] },
-      description: { type: 'string', maxLength: 4000, description: 'What the model is told the tool does.' },
-      builtin: { enum: BUILTIN_KEYS },
-      http: httpToolConfigSchema,
-      mcp: mcpToolConfigSchema,
-    },
+    ...closedObject(
+      {
+        name: toolName,
+        kind: { enum: TOOL_KINDS },
+        description: { type: 'string', maxLength: 4000, description: 'What the model is told the tool does.' },
+        builtin: { enum: BUILTIN_KEYS, description: 'Required with, and only with, kind `builtin`.' },
+        http: { ...httpToolConfigSchema, description: 'Required with, and only with, kind `http`.' },
+        mcp: { ...mcpToolConfigSchema, description: 'Required with, and only with, kind `mcp`.' },
+      },
+      { required: ['name', 'kind'] },
+    ),
+    allOf: settingsByKind,
   },
   responses: {
-    201: { description: 'Created', schema: upsertResult() },
-    200: { description: 'A tool with this name existed; its definition is replaced', schema: upsertResult() },
+    201: { description: 'Created', schema: upsertResultOf('tool', toolSchema) },
+    200: { description: 'A tool with this name existed; it is returned unchanged', schema: upsertResultOf('tool', toolSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
-    checkKindFields(body);
+    checkHttpSettings(body);
     const definition = {
       kind: body.kind,
       description: body.description ?? null,
@@ -87,23 +97,80 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
       http: body.http ?? null,
       mcp: body.mcp ?? null,
     };
-    const { tool, created } = await tenant((tx) => saveTool(tx, caller.tenantId, body.name, definition));
+    const { tool, created } = await tenant(async (tx) => {
+      const inserted = await insertToolIfNew(tx, caller.tenantId, body.name, definition);
+      const tool = inserted ?? orNotFound(await findToolByName(tx, caller.tenantId, body.name), 'tool', body.name);
+      return { tool, created: Boolean(inserted) };
+    });
     return { status: created ? 201 : 200, body: { tool: toolJson(tool), created } };
   },
 });
 
-function upsertResult(): JsonSchema {
-  return { type: 'object', required: ['tool', 'created'], additionalProperties: false, properties: { tool: toolSchema, created: { type: 'boolean' } } };
+type ToolChanges = Partial<Omit<ToolBody, 'description'>> & { description?: string | null };
+
+export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>({
+  operationId: 'updateTool',
+  method: 'patch',
+  path: '/v1/tools/{id}',
+  tag: TAG,
+  summary: 'Rename a tool or change its definition',
+  description:
+    'Fields left out stay as they are; `http` or `mcp` given replaces those settings whole (headers included: send them ' +
+    'again, not the "[redacted]" read back). A new `kind` needs that kind\'s settings and drops the old kind\'s. ' +
+    '`{id}` is the tool\'s id or name. Graphs refer to tools by id, so they follow a rename.',
+  access: 'key',
+  params: pathParams(['id']),
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      name: toolName,
+      kind: { enum: TOOL_KINDS },
+      description: { type: ['string', 'null'], maxLength: 4000 },
+      builtin: { enum: BUILTIN_KEYS },
+      http: httpToolConfigSchema,
+      mcp: mcpToolConfigSchema,
+    },
+  },
+  errors: ['not_found', 'conflict'],
+  responses: { 200: { description: 'The tool as changed', schema: closedObject({ tool: toolSchema }) } },
+  handler: async ({ params, body, caller, tenant }) => {
+    checkHttpSettings(body);
+    const tool = await conflictIfNameTaken(`a tool named '${body.name}' already exists`, () =>
+      tenant(async (tx) => {
+        const current = await toolOr404(tx, caller.tenantId, params.id);
+        return updateToolById(tx, caller.tenantId, current.id, body.name ?? current.name, changedDefinition(current, body));
+      }),
+    );
+    return { status: 200, body: { tool: toolJson(tool) } };
+  },
+});
+
+/** The tool's definition with `changes` applied; a tool of one kind carries that kind's settings only. */
+function changedDefinition(current: Tool, changes: ToolChanges): ToolDefinition {
+  const kind = changes.kind ?? current.kind;
+  const given: Record<ToolKind, unknown> = { builtin: changes.builtin, http: changes.http, mcp: changes.mcp };
+  const fields: FieldError[] = [];
+  for (const other of TOOL_KINDS) {
+    if (other !== kind && given[other] !== undefined) fields.push({ field: `body.${other}`, message: `is not allowed for kind '${kind}'` });
+  }
+  // Settings kept from before only fit when the kind stays the same.
+  const settings = given[kind] ?? (kind === current.kind ? current[kind] : null);
+  if (settings === null || settings === undefined) fields.push({ field: `body.${kind}`, message: `is required to change the kind to '${kind}'` });
+  if (fields.length) throw invalidRequest(`invalid tool: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, fields);
+  return {
+    kind,
+    description: changes.description !== undefined ? changes.description : current.description,
+    builtin: kind === 'builtin' ? (settings as string) : null,
+    http: kind === 'http' ? (settings as object) : null,
+    mcp: kind === 'mcp' ? (settings as object) : null,
+  };
 }
 
-/** Each kind takes its own settings and no other kind's. */
-function checkKindFields(body: ToolBody): void {
+/** What the body schema cannot say about an http tool's settings. */
+function checkHttpSettings(body: Pick<ToolBody, 'http'>): void {
   const fields: FieldError[] = [];
-  const settings = { builtin: body.builtin, http: body.http, mcp: body.mcp };
-  for (const [kind, value] of Object.entries(settings)) {
-    if (kind === body.kind && value === undefined) fields.push({ field: `body.${kind}`, message: `is required for kind '${kind}'` });
-    if (kind !== body.kind && value !== undefined) fields.push({ field: `body.${kind}`, message: `is not allowed for kind '${body.kind}'` });
-  }
   if (body.http) {
     for (const problem of httpToolConfigProblems(body.http)) fields.push({ field: 'body.http', message: problem });
   }
@@ -112,15 +179,10 @@ function checkKindFields(body: ToolBody): void {
 
 function toolJson(tool: Tool) {
   return {
-    id: tool.id,
-    name: tool.name,
-    kind: tool.kind,
-    description: tool.description,
-    builtin: tool.builtin,
+    ...pick(tool, ['id', 'name', 'kind', 'description', 'builtin']),
     http: redactHeaders(tool.http),
     mcp: redactHeaders(tool.mcp),
-    created_at: tool.created_at.toISOString(),
-    updated_at: tool.updated_at.toISOString(),
+    ...timestampsJson(tool),
   };
 }
 
@@ -130,4 +192,4 @@ function redactHeaders(config: Record<string, unknown> | null): Record<string, u
   return { ...config, headers };
 }
 
-export default [listTools, upsertTool];
+export default [listTools, upsertTool, updateTool];

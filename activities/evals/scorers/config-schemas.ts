@@ -1,5 +1,5 @@
 import { scriptTurn } from '../../guardrails/config-schemas.js';
-import type { JsonSchema } from '../../json-schema/types.js';
+import { MAX_REQUEST_INTEGER, type JsonSchema } from '../../json-schema/types.js';
 import type { ScriptTurn } from '../../models/types.js';
 import { SCORER_TYPES, type ScorerConfig, type ScorerType } from './types.js';
 
@@ -229,7 +229,7 @@ const costMax = scorerSchema(
 const latencyMax = scorerSchema(
   'latency_max',
   "The run's latency is at most `max_ms`; an unknown latency fails.",
-  { max_ms: { type: 'integer', minimum: 1 } },
+  { max_ms: { type: 'integer', minimum: 1, maximum: MAX_REQUEST_INTEGER } },
   ['max_ms'],
 );
 
