@@ -30,10 +30,11 @@ import {
 } from '../../workflows/experiment-api.js';
 import type { experiment as experimentWorkflow } from '../../workflows/experiment.js';
 import { AgentIdAttribute, ExperimentIdAttribute, TenantIdAttribute } from '../../workflows/search-attributes.js';
-import { ApiError, invalidRequest, orNotFound, type FieldError } from '../errors.js';
+import { ApiError, invalidRequest, type FieldError } from '../errors.js';
 import type { FinishedCells, FinishedCellsCache } from '../finished-cells-cache.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
-import { deletionResult, listOf, MAX_REQUEST_INTEGER, pageQuery, timestamp } from '../schemas.js';
+import { refOr404 } from '../ref-or-404.js';
+import { deletionResult, listOf, MAX_REQUEST_INTEGER, pageQuery, refParams, timestamp } from '../schemas.js';
 import { streamEventLog } from '../sse.js';
 import { agentOr404, graphSchema } from './agents.js';
 import { suiteOr404 } from './eval-suites.js';
@@ -45,7 +46,6 @@ export const MAX_EXPERIMENT_CELLS = 20_000;
 const MAX_VARIANTS = 20;
 const MAX_REPEATS = 100;
 
-const experimentParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } };
 const EXPERIMENT_STATUSES: ExperimentStatus[] = ['queued', 'running', 'completed', 'cancelled', 'failed'];
 const nullableCount: JsonSchema = { type: ['integer', 'null'] };
 const decimalOrNull: JsonSchema = { type: ['string', 'null'], description: 'Exact decimal USD; null when any part is unknown.' };
@@ -152,9 +152,7 @@ async function experimentsJson(tx: TenantTx, tenantId: string, experiments: Expe
   return experiments.map((e) => experimentJson(e, counts.get(e.id), usage.get(e.id)));
 }
 
-async function experimentOr404(tx: TenantTx, tenantId: string, id: string): Promise<Experiment> {
-  return orNotFound(await findExperiment(tx, tenantId, id), 'experiment', id);
-}
+const experimentOr404 = refOr404(findExperiment, 'experiment');
 
 type CreateExperimentBody = {
   suite: string;
@@ -413,7 +411,7 @@ export const getExperiment = defineOperation<{ id: string }, { results?: boolean
   tag: TAG,
   summary: 'An experiment with its leaderboard, computed from its cells (partial while it runs); `results=true` adds the case × variant matrix',
   access: 'key',
-  params: experimentParams,
+  params: refParams,
   query: { type: 'object', additionalProperties: false, properties: { results: { type: 'boolean', default: false } } },
   errors: ['not_found'],
   responses: {
@@ -517,7 +515,7 @@ export const patchExperiment = defineOperation<{ id: string }, unknown, { name?:
   summary: 'Rename or re-describe an experiment, or change its concurrency while it runs',
   description: 'A new `concurrency` reaches the running workflow at once (a signal): cells not yet started follow it.',
   access: 'key',
-  params: experimentParams,
+  params: refParams,
   body: {
     type: 'object',
     additionalProperties: false,
@@ -561,7 +559,7 @@ export const deleteExperiment = defineOperation<{ id: string }>({
     'then the status becomes `cancelled` (event `experiment.cancelled`). A finished experiment (completed, cancelled or failed) is deleted ' +
     'with its cells and events; the runs it made stay.',
   access: 'key',
-  params: experimentParams,
+  params: refParams,
   errors: ['not_found'],
   responses: {
     202: { description: 'Cancelling: the experiment as it stands', schema: experimentBody },
@@ -598,7 +596,7 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
     '`experiment.completed`, `experiment.cancelled`, `experiment.failed`, after which the stream ends. Each frame has `id: <seq>`; reconnect with ' +
     '`Last-Event-ID` (or `?after=`) to get exactly the rest.',
   access: 'key',
-  params: experimentParams,
+  params: refParams,
   query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
   responses: { 200: { description: 'Server-Sent Events', contentType: 'text/event-stream', schema: { type: 'string' } } },
