@@ -24,3 +24,12 @@ export function nulCharacterFields(part: string, value: unknown): FieldError[] {
   }
   return found.sort((a, b) => a.field.localeCompare(b.field));
 }
+
+/** The names of the parameters of a query string or form that hold U+0000 in their name or value. */
+export function nulCharacterParameters(params: URLSearchParams): string[] {
+  const found = new Set<string>();
+  for (const [name, value] of params) {
+    if (name.includes('\0') || value.includes('\0')) found.add(name.replace(/\0/g, '\\u0000'));
+  }
+  return [...found].sort();
+}

@@ -1,6 +1,7 @@
 import busboy from 'busboy';
 import type Koa from 'koa';
 import { ApiError } from './errors.js';
+import { nulCharacterFields } from './nul-characters.js';
 
 /** Uploaded files are limited to 4 MB (the spec's Limits). */
 export const UPLOAD_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -67,6 +68,11 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
       if (failed) return;
       if (!file) {
         reject(new ApiError('invalid_request', `the form has no file in the "${fieldName}" field`, { fields: [{ field: `body.${fieldName}`, message: 'is required' }] }));
+        return;
+      }
+      const withNul = [...nulCharacterFields('body', fields), ...nulCharacterFields('body.file', file.filename)];
+      if (withNul.length > 0) {
+        reject(new ApiError('invalid_request', 'the form has a field with the NUL character (U+0000)', { fields: withNul }));
         return;
       }
       resolve({ ...file, fields });

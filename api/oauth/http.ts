@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { nulCharacterParameters } from '../nul-characters.js';
 import { readBodyUpTo } from '../read-body.js';
 import { OAuthError } from './oauth-error.js';
 
@@ -14,7 +15,8 @@ export async function readBody(ctx: Koa.Context, limit: number): Promise<Buffer>
 
 /**
  * An `application/x-www-form-urlencoded` body as single values. RFC 6749 §3.1 forbids repeating a
- * parameter, so a repeated one is an invalid_request rather than a silent pick of one of them.
+ * parameter, so a repeated one is an invalid_request rather than a silent pick of one of them; so is
+ * one holding U+0000, which no parameter has a use for and Postgres cannot store.
  */
 export async function readForm(ctx: Koa.Context, limit = 64 * 1024): Promise<Map<string, string>> {
   const body = await readBody(ctx, limit);
@@ -26,6 +28,8 @@ export async function readForm(ctx: Koa.Context, limit = 64 * 1024): Promise<Map
 
 export function singleValues(params: URLSearchParams): Map<string, string> {
   const values = new Map<string, string>();
+  const withNul = nulCharacterParameters(params);
+  if (withNul.length > 0) throw new OAuthError('invalid_request', `parameter '${withNul[0]}' contains the NUL character`);
   for (const [name, value] of params) {
     if (values.has(name)) throw new OAuthError('invalid_request', `parameter '${name}' is repeated`);
     values.set(name, value);

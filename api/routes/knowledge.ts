@@ -15,7 +15,7 @@ import { CONVERT_DOCUMENT_TASK_QUEUE, CONVERT_DOCUMENT_WORKFLOW_TYPE } from '../
 import type { convertDocument } from '../../workflows/convert-document.js';
 import { defineDeleteOperation } from '../delete-operation.js';
 import type { AppDeps } from '../deps.js';
-import { embedding } from '../embedder-errors.js';
+import { upstreamEmbedder } from '../embedder-errors.js';
 import { notFound, orNotFound } from '../errors.js';
 import { readJsonBody } from '../middleware/json-body.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
@@ -365,7 +365,7 @@ export const searchKnowledgeBases = defineOperation<Record<string, never>, unkno
   responses: { 200: { description: 'The hits', schema: closedObject({ hits: { type: 'array', items: hitSchema } }) } },
   handler: async ({ body, caller, tenant, deps }) => {
     const kbId = body.kb ? (await tenant((tx) => knowledgeBaseOr404(tx, caller.tenantId, body.kb!))).id : undefined;
-    const hits = await embedding(() => searchKnowledge(deps.db, deps.embedder(), caller.tenantId, { query: body.query, kbId, k: body.k, mode: body.mode, hops: body.hops }));
+    const hits = await searchKnowledge(deps.db, upstreamEmbedder(deps.embedder()), caller.tenantId, { query: body.query, kbId, k: body.k, mode: body.mode, hops: body.hops });
     return { status: 200, body: { hits } };
   },
 });

@@ -1,6 +1,6 @@
 import { MAX_SEARCH_K, rewriteMemory, searchMemory, writeMemory } from '../../activities/memory/memory.js';
 import { deleteMemoryById, listMemoriesPage } from '../../db/memories.js';
-import { embedding } from '../embedder-errors.js';
+import { upstreamEmbedder } from '../embedder-errors.js';
 import { notFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
@@ -41,7 +41,7 @@ export const createMemory = defineOperation<Record<string, never>, unknown, { co
   errors: ['upstream_error'],
   responses: { 201: { description: 'Stored', schema: memoryBody } },
   handler: async ({ body, caller, deps }) => {
-    const row = await embedding(() => writeMemory(deps.db, deps.embedder(), caller.tenantId, body.content));
+    const row = await writeMemory(deps.db, upstreamEmbedder(deps.embedder()), caller.tenantId, body.content);
     return { status: 201, body: { memory: memoryJson(row) } };
   },
 });
@@ -67,7 +67,7 @@ export const searchMemories = defineOperation<Record<string, never>, unknown, { 
     },
   },
   handler: async ({ body, caller, deps }) => {
-    const hits = await embedding(() => searchMemory(deps.db, deps.embedder(), caller.tenantId, body.query, body.k));
+    const hits = await searchMemory(deps.db, upstreamEmbedder(deps.embedder()), caller.tenantId, body.query, body.k);
     return { status: 200, body: { hits } };
   },
 });
@@ -84,7 +84,7 @@ export const updateMemory = defineOperation<{ id: string }, unknown, { content: 
   errors: ['not_found', 'upstream_error'],
   responses: { 200: { description: 'The memory', schema: memoryBody } },
   handler: async ({ params, body, caller, deps }) => {
-    const row = await embedding(() => rewriteMemory(deps.db, deps.embedder(), caller.tenantId, params.id, body.content));
+    const row = await rewriteMemory(deps.db, upstreamEmbedder(deps.embedder()), caller.tenantId, params.id, body.content);
     if (!row) throw notFound('memory', params.id);
     return { status: 200, body: { memory: memoryJson(row) } };
   },
