@@ -44,3 +44,10 @@ export function appendRunEventsNow(db: Db, tenantId: string, runId: string, even
 export function readRunEvents(db: Db, tenantId: string, runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
   return readEvents(db, RUN_EVENT_LOG, tenantId, runId, afterSeq, limit);
 }
+
+/** The run's event stored under `dedupeKey`, if any (what an interrupted activity already wrote). */
+export function findRunEventByDedupeKey(db: Db, tenantId: string, runId: string, dedupeKey: string): Promise<RunEvent | undefined> {
+  return withTenant(db, tenantId, (tx) =>
+    tx.selectFrom('run_events').selectAll().where('run_id', '=', runId).where('tenant_id', '=', tenantId).where('dedupe_key', '=', dedupeKey).executeTakeFirst(),
+  );
+}

@@ -3,9 +3,11 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import type { Db } from '../../db/database.js';
 import { appendRunEventsNow } from '../../db/run-events.js';
+import { crashPoint } from '../crash-points.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import { enforceGuardrails } from '../guardrails/enforce.js';
 import { isRetryableModelError } from './errors.js';
+import { recordedTurn, turnCompletedEvent } from './recorded-turn.js';
 import { streamModelTurn } from './provider.js';
 import type { GuardedTurnResult, ModelTurnInput } from '../runs/types.js';
 
@@ -14,7 +16,8 @@ const HEARTBEAT_EVERY_MS = 1000;
 /**
  * One model turn, streamed: text deltas become `message.delta` events as they arrive, the whole turn a
  * `message.completed`. Heartbeats carry cancellation in (the provider request is aborted) and let
- * Temporal notice a dead worker; a retry starts with `attempt.reset` so clients drop the partial text.
+ * Temporal notice a dead worker; a retry starts with `attempt.reset` so clients drop the partial text,
+ * unless the turn had already finished (activities/models/recorded-turn.ts).
  *
  * With output guardrails in force, no delta leaves before the turn's whole text has passed them: the
  * text is held, checked (redacted, or the run blocked), and only then released, as one delta. A client
@@ -24,6 +27,8 @@ export async function callModel(db: Db, input: ModelTurnInput): Promise<GuardedT
   const context = Context.current();
   const append = (events: Parameters<typeof appendRunEventsNow>[3]) => appendRunEventsNow(db, input.tenantId, input.runId, events);
   if (context.info.attempt > 1) {
+    const recorded = await recordedTurn(db, input);
+    if (recorded) return recorded;
     await append([{ type: 'attempt.reset', data: { node_id: input.nodeId, turn: input.turn, attempt: context.info.attempt } }]);
   }
 
@@ -64,12 +69,7 @@ export async function callModel(db: Db, input: ModelTurnInput): Promise<GuardedT
     clearInterval(heartbeat);
   }
 
-  await append([
-    {
-      type: 'message.completed',
-      dedupeKey: `message.completed:${input.turn}`,
-      data: { node_id: input.nodeId, turn: input.turn, text: result.text, tool_calls: result.toolCalls, usage: result.usage },
-    },
-  ]);
+  await append([turnCompletedEvent(input, result)]);
+  await crashPoint('model-turn.unrecorded', input);
   return result;
 }

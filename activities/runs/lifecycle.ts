@@ -6,6 +6,7 @@ import { appendRunEvents } from '../../db/run-events.js';
 import { findRun, markRunPaused, markRunResumed, markRunRunning, recordRunEnd } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { touchThread } from '../../db/threads.js';
+import { crashPoint } from '../crash-points.js';
 import { costUsd } from '../models/prices.js';
 import { sumUsage, type UsageSum } from '../models/usage.js';
 import { resolveGuardrails, resolveNodes, threadHistory } from './plan.js';
@@ -76,7 +77,9 @@ export async function finishRun(db: Db, finish: FinishInput): Promise<void> {
           ? { error: finish.error, usage: fullUsage }
           : { usage: fullUsage };
     await appendRunEvents(tx, finish.tenantId, finish.runId, [{ type: `run.${finish.status}`, dedupeKey: 'run.end', data }]);
+    await crashPoint('finish-run.before-commit', finish);
   });
+  await crashPoint('finish-run.after-commit', finish);
 }
 
 /** Token sums (null where any turn's count is unknown) and the exact cost (null when any part is unknown). */

@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.js';
 import { appendRunEvents } from '../../db/run-events.js';
 import { insertRunStep, recordStepEnd } from '../../db/run-steps.js';
 import { withTenant } from '../../db/tenant-transaction.js';
+import { crashPoint } from '../crash-points.js';
 import type { StepInput, StepOutcome } from './types.js';
 
 /**
@@ -47,5 +48,7 @@ export async function completeStep(db: Db, step: StepInput, outcome: StepOutcome
         },
       },
     ]);
+    await crashPoint('complete-step.before-commit', step);
   });
+  await crashPoint('complete-step.after-commit', step);
 }

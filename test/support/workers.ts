@@ -11,7 +11,8 @@ import { startWorkers, type RunningWorkers } from '../../workers/workers.js';
 export interface TestWorkers {
   /** True when the workers are a process of their own that can be killed. */
   readonly separateProcess: boolean;
-  start(): Promise<void>;
+  /** Starts them; `env` adds to a worker process's environment (in-process workers ignore it). */
+  start(env?: Record<string, string>): Promise<void>;
   /** Stops them: a clean shutdown in-process, SIGKILL for a worker process. */
   stop(): Promise<void>;
 }
@@ -48,9 +49,9 @@ class WorkerProcess implements TestWorkers {
 
   constructor(private readonly platform: Platform) {}
 
-  async start(): Promise<void> {
+  async start(env: Record<string, string> = {}): Promise<void> {
     const child = spawn(process.execPath, [path.resolve('dist/workers/main.js')], {
-      env: { ...process.env, TEMPORAL_ADDRESS: this.platform.temporalAddress, TEMPORAL_NAMESPACE: this.platform.temporal.options.namespace },
+      env: { ...process.env, ...env, TEMPORAL_ADDRESS: this.platform.temporalAddress, TEMPORAL_NAMESPACE: this.platform.temporal.options.namespace },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     this.child = child;
