@@ -15,6 +15,12 @@ export function pingIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 /** How often a stream looks at the log even without a notification. */
 const POLL_EVERY_MS = 1000;
+/**
+ * How long an open stream rides out a database that does not answer (a Postgres restart or failover)
+ * before it ends. Ending at once would send every client to reconnect while the database is still down,
+ * and a browser's EventSource gives up for good on the error answer it would get then.
+ */
+const DATABASE_GRACE_MS = 60_000;
 
 export const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -96,21 +102,38 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
       };
     });
 
+  // Each look at the log is retried while the database is away (pings keep the connection open), until
+  // DATABASE_GRACE_MS without an answer; the stream then ends and the client resumes with Last-Event-ID.
+  let failingSince: number | undefined;
+  const retrying = async <T>(look: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      try {
+        const result = await look();
+        failingSince = undefined;
+        return result;
+      } catch (err) {
+        failingSince ??= Date.now();
+        if (closed || Date.now() - failingSince > DATABASE_GRACE_MS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, POLL_EVERY_MS));
+      }
+    }
+  };
+
   (async () => {
     let last = afterSeq;
     while (!closed) {
       notified = false;
-      const events = await log.read(last);
+      const events = await retrying(() => log.read(last));
       for (const event of events) {
         stream.write(frame(event));
         last = event.seq;
       }
       const final = events.at(-1);
-      if (final && (await log.endsAfter(final))) break;
+      if (final && (await retrying(async () => log.endsAfter(final)))) break;
       if (events.length === 0) {
-        if (await log.isOver()) {
+        if (await retrying(() => log.isOver())) {
           // The end is written with its last event in one transaction: one more read has everything.
-          for (const event of await log.read(last)) stream.write(frame(event));
+          for (const event of await retrying(() => log.read(last))) stream.write(frame(event));
           break;
         }
         await waitForNews();

@@ -4,6 +4,7 @@ import { vector } from '@electric-sql/pglite/vector';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from './config.js';
+import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -23,26 +24,27 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize });
+    // When Postgres restarts or drops connections, pg emits 'error' on every client it cut — idle ones
+    // through the pool, checked-out ones on the client itself — and an 'error' nobody listens to crashes
+    // the process. Logged instead: the query in flight fails on its own, and the pool discards the dead
+    // client on release, so the next query opens a fresh connection.
+    pool.on('error', (err) => console.error('[db] idle connection lost:', err.message));
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    const listeners: pg.Client[] = [];
+    const listeners = new Set<PostgresListener>();
     return {
       db,
       kind: 'postgres',
       listen: async (channel, onPayload) => {
-        // LISTEN holds its connection for good, so it gets its own client rather than a pooled one.
-        const client = new pg.Client({ connectionString: config.url });
-        await client.connect();
-        client.on('notification', (message) => message.channel === channel && onPayload(message.payload ?? ''));
-        client.on('error', (err) => console.error(`[db] LISTEN ${channel} connection failed:`, err.message));
-        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-        listeners.push(client);
+        const listener = await PostgresListener.start(config.url, channel, onPayload);
+        listeners.add(listener);
         return async () => {
-          listeners.splice(listeners.indexOf(client), 1);
-          await client.end();
+          listeners.delete(listener);
+          await listener.stop();
         };
       },
       close: async () => {
-        await Promise.all(listeners.map((client) => client.end()));
+        await Promise.all([...listeners].map((listener) => listener.stop()));
         await db.destroy();
       },
     };
