@@ -1,6 +1,7 @@
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import type { AnyOperation, JsonSchema } from './operation.js';
 import { errorBody } from './schemas.js';
+import { NUL_FREE_JSON_NAME, nulFree, nulFreeJson } from './nul-free-schema.js';
 
 const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   invalid_request: 'Invalid or missing fields; `error.fields` lists them.',
@@ -42,7 +43,7 @@ export function buildOpenApiDocument(operations: AnyOperation[], serverUrl: stri
           description: 'An API key (`svc_sk_…`) or an OAuth access token (`svc_at_…`).',
         },
       },
-      schemas: { Error: errorBody },
+      schemas: { Error: errorBody, [NUL_FREE_JSON_NAME]: nulFreeJson },
     },
   };
 }
@@ -69,7 +70,7 @@ function describeOperation(operation: AnyOperation): Record<string, unknown> {
     ...(operation.access === 'public' && { security: [] }),
     parameters: [...parameters(operation.params, 'path'), ...parameters(operation.query, 'query')],
     ...(operation.body && {
-      requestBody: { required: true, content: { 'application/json': { schema: operation.body } } },
+      requestBody: { required: true, content: { 'application/json': { schema: nulFree(operation.body) } } },
     }),
     ...(operation.requestBody && { requestBody: operation.requestBody }),
     responses,
@@ -96,6 +97,6 @@ function parameters(schema: JsonSchema | undefined, location: 'path' | 'query'):
     in: location,
     required: location === 'path' || required.has(name),
     ...(property.description ? { description: property.description } : {}),
-    schema: property,
+    schema: nulFree(property),
   }));
 }

@@ -12,11 +12,15 @@ import { requestValidator } from './validation.js';
 export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
   const router = new Router();
   for (const operation of operations) {
+    const concrete = concretePathsShadowedBy(operation.path, operations);
     const validateParams = requestValidator('params', operation.params ?? { type: 'object' });
     const validateQuery = requestValidator('query', operation.query ?? { type: 'object', additionalProperties: false });
     const validateBody = operation.body && requestValidator('body', operation.body);
 
-    router[operation.method](koaPath(operation.path), async (ctx: Koa.Context) => {
+    router[operation.method](koaPath(operation.path), async (ctx: Koa.Context, next: Koa.Next) => {
+      // OpenAPI matches a concrete path before a templated one: PATCH /v1/memory/search is not PATCH
+      // /v1/memory/{id} but a method /v1/memory/search lacks (405).
+      if (concrete.has(ctx.path)) return next();
       const caller = operation.access === 'public' ? undefined : await callerOf(ctx, deps, operation.access);
 
       const params = { ...ctx.params };
@@ -58,6 +62,13 @@ async function callerOf(ctx: Koa.Context, deps: AppDeps, access: Exclude<Access,
   if (!dispatched) return authenticate(ctx, deps.db, access);
   if (access === 'management' && dispatched.kind !== 'management') throw new ApiError('forbidden', 'this operation needs a management key');
   return dispatched;
+}
+
+/** The paths without parameters that the template `path` also matches, e.g. `/v1/memory/search` for `/v1/memory/{id}`. */
+function concretePathsShadowedBy(path: string, operations: AnyOperation[]): Set<string> {
+  if (!path.includes('{')) return new Set();
+  const template = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+  return new Set(operations.map((o) => o.path).filter((other) => !other.includes('{') && template.test(other)));
 }
 
 /** `/v1/agents/{id}` → `/v1/agents/:id` */

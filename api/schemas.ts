@@ -74,3 +74,17 @@ export function pathParams(names: string[], maxLength?: number): JsonSchema {
 
 /** `{id}`: a resource's id, or for those that have one, its name. */
 export const refParams: JsonSchema = pathParams(['id'], 200);
+
+/**
+ * One Server-Sent Events frame (api/sse.ts). OpenAPI 3.1 has no `itemSchema`, so a `text/event-stream`
+ * response's `schema` describes each event as a client parses it, which is how tools read it.
+ */
+export const serverSentEvent: JsonSchema = {
+  type: 'object',
+  required: ['id', 'event', 'data'],
+  properties: {
+    id: { type: 'string', pattern: '^[0-9]+$', description: "The event's sequence number (`seq`)." },
+    event: { type: 'string', minLength: 1, description: "The event's type." },
+    data: { type: 'string', contentMediaType: 'application/json', description: 'The event as JSON, with `seq`, `type` and `created_at`.' },
+  },
+};

@@ -53,6 +53,8 @@ function describe(error: ErrorObject): string {
       return 'is required';
     case 'false schema':
       return 'is not allowed here';
+    case 'enum':
+      return `must be one of ${(error.params.allowedValues as unknown[]).map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(', ')}`;
     default:
       return error.message ?? 'is invalid';
   }

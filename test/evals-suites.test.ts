@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { SCORER_TYPES } from '../activities/evals/scorers/types.js';
 import { call, newTenant } from './support/api.js';
 import { publishAgent, scriptedGraph } from './support/agents.js';
 import { addCases, createSuite, finishedExperiment, startExperiment } from './support/evals.js';
@@ -116,7 +117,8 @@ describe('evals: suites and cases', function () {
   it('refuses unknown scorers and unsafe patterns with a 400 naming the field', async () => {
     const unknown = await call('POST', '/v1/evals/suites', { key, body: { agent: agentA, name: 'bad', scorers: [{ type: 'vibes' }] } });
     expect(unknown.status).to.equal(400);
-    expect(unknown.body.error.fields[0].field).to.equal('body.scorers[0].type');
+    // The body schema lists the types (an enum), so this is its error, named as schema errors are.
+    expect(unknown.body.error.fields[0]).to.deep.equal({ field: 'body.scorers.0.type', message: `must be one of ${SCORER_TYPES.join(', ')}` });
     const unsafe = await call('POST', '/v1/evals/suites', { key, body: { agent: agentA, name: 'bad', scorers: [{ type: 'regex', pattern: '(a)\\1' }] } });
     expect(unsafe.status).to.equal(400);
     expect(unsafe.body.error.fields[0].field).to.equal('body.scorers[0].pattern');

@@ -118,7 +118,8 @@ describe('hardening: hostile input is a 400 naming the field', () => {
 
   describe('kind-dependent requirements are in the OpenAPI document, and enforced by it', () => {
     const documentAjv = addFormats.default(new Ajv2020({ strict: false, allErrors: true }));
-    const requestSchema = (path: string) => document.paths[path].post.requestBody.content['application/json'].schema;
+    // With the document's components beside it: its $refs (#/components/...) point there.
+    const requestSchema = (path: string) => ({ ...document.paths[path].post.requestBody.content['application/json'].schema, components: document.components });
 
     const refusals: Array<[string, string, Record<string, unknown>, string]> = [
       ['a regex guardrail without config.pattern', '/v1/guardrails', { name: 'g', kind: 'regex', config: {} }, 'body.config.pattern'],

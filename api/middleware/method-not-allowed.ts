@@ -12,7 +12,10 @@ export function methodNotAllowed(routers: Router[]): Koa.Middleware {
   return async (ctx, next) => {
     await next();
     if (ctx.status !== 404 || ctx.body !== undefined) return;
-    const methods = new Set(routers.flatMap((router) => router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)));
+    const layers = routers.flatMap((router) => router.match(ctx.path, ctx.method).path);
+    // A concrete path (`/v1/memory/search`) takes precedence over a template that matches it too (`/v1/memory/:id`).
+    const concrete = layers.filter((layer) => layer.paramNames.length === 0);
+    const methods = new Set((concrete.length > 0 ? concrete : layers).flatMap((layer) => layer.methods));
     if (methods.size === 0) return;
     methods.add('OPTIONS');
     const allow = [...methods].join(', ');

@@ -20,8 +20,8 @@ const MAX_CASES_PER_REQUEST = 1000;
 
 const suiteName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$', description: 'Unique per agent.' };
 /**
- * Each scorer is held to its type's schema (the one the scorers' own validation uses). An unknown type
- * passes here so that scorerConfigProblems can answer it with the list of types.
+ * Each scorer is held to its type's schema (the one the scorers' own validation uses); an unknown type
+ * is a 400 listing the types.
  */
 const scorerList: JsonSchema = {
   type: 'array',
@@ -29,7 +29,7 @@ const scorerList: JsonSchema = {
   items: {
     type: 'object',
     required: ['type'],
-    properties: { type: { type: 'string', description: `One of ${SCORER_TYPES.join(', ')}.` } },
+    properties: { type: { enum: SCORER_TYPES } },
     allOf: SCORER_TYPES.map((type) => ({ if: { properties: { type: { const: type } }, required: ['type'] }, then: scorerConfigSchemas[type] })),
   },
   description: 'Scorers (docs/evals.md): each `{"type", "name"?, "threshold"?, …its own fields}`. Names must be unique in a list.',

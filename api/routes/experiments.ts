@@ -34,7 +34,7 @@ import { ApiError, invalidRequest, type FieldError } from '../errors.js';
 import type { FinishedCells, FinishedCellsCache } from '../finished-cells-cache.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
-import { deletionResult, listOf, MAX_REQUEST_INTEGER, pageQuery, refParams, timestamp } from '../schemas.js';
+import { deletionResult, listOf, MAX_REQUEST_INTEGER, pageQuery, refParams, serverSentEvent, timestamp } from '../schemas.js';
 import { streamEventLog } from '../sse.js';
 import { agentOr404, graphSchema } from './agents.js';
 import { suiteOr404 } from './eval-suites.js';
@@ -599,7 +599,7 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
   params: refParams,
   query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
-  responses: { 200: { description: 'Server-Sent Events', contentType: 'text/event-stream', schema: { type: 'string' } } },
+  responses: { 200: { description: 'Server-Sent Events', contentType: 'text/event-stream', schema: serverSentEvent } },
   handler: async ({ params, query, caller, tenant, deps, koa }) => {
     const experiment = await tenant((tx) => experimentOr404(tx, caller.tenantId, params.id));
     const lastEventId = koa.get('Last-Event-ID');

@@ -16,7 +16,7 @@ import { takeRateLimitToken, RUN_RATE_LIMIT } from '../rate-limit.js';
 import { refOr404 } from '../ref-or-404.js';
 import { releaseReplaySlot, REPLAY_SLOTS_PER_TENANT, takeReplaySlot } from '../replay-slots.js';
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
-import { closedObject, listOf, MAX_REQUEST_INTEGER, pageQuery, pathParams, refParams } from '../schemas.js';
+import { closedObject, listOf, MAX_REQUEST_INTEGER, pageQuery, pathParams, refParams, serverSentEvent } from '../schemas.js';
 import { SSE_HEADERS, streamRunEvents } from '../sse.js';
 import { startAgentRunWorkflow } from '../start-agent-run-workflow.js';
 import { TenantIdAttribute } from '../../workflows/search-attributes.js';
@@ -28,7 +28,7 @@ const eventStream = {
     'Server-Sent Events: one frame per run event (`id: <seq>`, `event: <type>`, `data: <JSON>`), `: ping` comments every 15 s. ' +
     'The stream ends after `run.completed`, `run.failed` or `run.cancelled`, or at `run.paused` while the run waits for an answer.',
   contentType: 'text/event-stream',
-  schema: { type: 'string' },
+  schema: serverSentEvent,
 };
 
 const runIdParams = pathParams(['runId']);

@@ -22,6 +22,11 @@ const settingsByKind: JsonSchema[] = TOOL_KINDS.map((kind) => ({
   if: { properties: { kind: { const: kind } }, required: ['kind'] },
   then: { required: [kind], properties: Object.fromEntries(TOOL_KINDS.map((other) => [other, other === kind])) },
 }));
+/** A PATCH that names a kind may carry that kind's settings (or keep the tool's) but no other kind's. */
+const changedSettingsByKind: JsonSchema[] = TOOL_KINDS.map((kind) => ({
+  if: { properties: { kind: { const: kind } }, required: ['kind'] },
+  then: { properties: Object.fromEntries(TOOL_KINDS.filter((other) => other !== kind).map((other) => [other, false])) },
+}));
 /** Header values are write-only: they often carry credentials. */
 const REDACTED = '[redacted]';
 
@@ -132,6 +137,7 @@ export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>(
       http: httpToolConfigSchema,
       mcp: mcpToolConfigSchema,
     },
+    allOf: changedSettingsByKind,
   },
   errors: ['not_found', 'conflict'],
   responses: { 200: { description: 'The tool as changed', schema: closedObject({ tool: toolSchema }) } },
