@@ -15,7 +15,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   rate_limited: 'Too many requests; retry after `Retry-After` seconds.',
   internal: 'An unexpected error.',
   upstream_error: 'A dependency (model provider, embedder) failed.',
-  unavailable: 'A dependency is unreachable.',
+  unavailable: 'A dependency (the database, Temporal) is unreachable; retry after `Retry-After` seconds when it is given.',
 };
 
 /** The OpenAPI 3.1 document, generated from the same declarations the router serves. */
@@ -86,6 +86,9 @@ export function errorCodes(operation: AnyOperation): ErrorCode[] {
   codes.add('invalid_request');
   if (operation.body || operation.requestBody) codes.add('payload_too_large').add('unsupported_media_type');
   codes.add('internal');
+  // Authenticating reads the database: while it is unreachable that is a 503 (api/middleware/errors.ts).
+  // The public operations do not touch it, but for /readyz, which says so with its own 503.
+  if (operation.access !== 'public') codes.add('unavailable');
   return [...codes].sort((a, b) => ERROR_STATUS[a] - ERROR_STATUS[b]);
 }
 

@@ -213,6 +213,8 @@ describe('multi-process: two API processes and two workers on one Postgres', fun
     const probe = await duringOutage;
     console.log(`      Postgres down ${up - down} ms (stop ${stopped - down} ms); a client connecting during the outage: ${probe.summary}`);
     expect(probe.settledMs, 'the outage-time client got a complete answer').to.be.below(20_000);
+    expect(probe.status, 'the outage-time client is told to retry').to.equal(503);
+    expect(probe.retryAfter).to.match(/^[0-9]+$/);
 
     const followed = await Promise.all(runs.map(async ({ runId, streams }) => ({ runId, streams: await streams })));
     const finished = Date.now();
@@ -343,7 +345,7 @@ async function readFrames(response: Response): Promise<SseFrame[]> {
 }
 
 /** Connects to a stream and reads it to its end (or gives up after 30 s): what the client got, and when. */
-async function probeStream(url: string, key: string): Promise<{ settledMs: number; summary: string }> {
+async function probeStream(url: string, key: string): Promise<{ settledMs: number; summary: string; status?: number; retryAfter?: string | null }> {
   const started = Date.now();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 30_000);
@@ -351,7 +353,8 @@ async function probeStream(url: string, key: string): Promise<{ settledMs: numbe
     const response = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: controller.signal });
     if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
       const body = await response.text();
-      return { settledMs: Date.now() - started, summary: `answered ${response.status} ${body.slice(0, 120)} after ${Date.now() - started} ms` };
+      const summary = `answered ${response.status} ${body.slice(0, 120)} after ${Date.now() - started} ms`;
+      return { settledMs: Date.now() - started, summary, status: response.status, retryAfter: response.headers.get('retry-after') };
     }
     const frames = await readFrames(response);
     return { settledMs: Date.now() - started, summary: `a stream of ${frames.length} events (last ${frames.at(-1)?.event}) that ended after ${Date.now() - started} ms` };

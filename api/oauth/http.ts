@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { isDatabaseUnreachable } from '../../db/errors.js';
 import { nulCharacterParameters } from '../nul-characters.js';
 import { readBodyUpTo } from '../read-body.js';
 import { OAuthError } from './oauth-error.js';
@@ -51,8 +52,7 @@ export async function oauthJson(ctx: Koa.Context, handle: () => Promise<{ status
     ctx.body = reply.body ?? '';
     for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
   } catch (err) {
-    const error = err instanceof OAuthError ? err : new OAuthError('server_error', 'internal error', 500);
-    if (!(err instanceof OAuthError)) console.error(`[oauth] ${ctx.state.requestId} ${ctx.method} ${ctx.path} failed:`, err);
+    const error = err instanceof OAuthError ? err : unexpected(ctx, err);
     ctx.status = error.status;
     ctx.body = error.toBody();
     for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
@@ -75,4 +75,14 @@ export function corsPreflight(ctx: Koa.Context): void {
   ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type');
   ctx.set('Access-Control-Max-Age', '86400');
   ctx.status = 204;
+}
+
+/** An unreachable database is RFC 6749's temporarily_unavailable (503, retry); anything else a logged server_error. */
+function unexpected(ctx: Koa.Context, err: unknown): OAuthError {
+  if (isDatabaseUnreachable(err)) {
+    console.error(`[oauth] ${ctx.state.requestId} ${ctx.method} ${ctx.path}: the database is unreachable (${(err as Error).message})`);
+    return new OAuthError('temporarily_unavailable', 'the service is briefly unavailable; retry shortly', 503, { 'Retry-After': '5' });
+  }
+  console.error(`[oauth] ${ctx.state.requestId} ${ctx.method} ${ctx.path} failed:`, err);
+  return new OAuthError('server_error', 'internal error', 500);
 }
