@@ -208,7 +208,15 @@ describe('knowledge', function () {
     const relations = await db.selectFrom('kb_relations').select(['source', 'relation', 'target']).where('document_id', '=', doc.id).execute();
     expect(relations).to.deep.equal(extraction.relations);
 
-    await call('PATCH', '/v1/knowledge/scripted-graph', { key, body: { graph: { model: 'nosuchprovider/model' } } });
+    // A model id that cannot work is refused when saved, not found out by every later upload.
+    for (const model of ['nosuchprovider/model', 'openai', '0']) {
+      const refused = await call('PATCH', '/v1/knowledge/scripted-graph', { key, body: { graph: { model } } });
+      expect(refused.status, model).to.equal(400);
+      expect(refused.body.error.fields[0].field).to.equal('body.graph.model');
+      expect((await call('POST', '/v1/knowledge', { key, body: { name: `bad-${model}`.replace('/', '-'), graph: { model } } })).status, model).to.equal(400);
+    }
+    const patched = await call('PATCH', '/v1/knowledge/scripted-graph', { key, body: { graph: { model: 'scripted', script: [] } } }); // a turn past the script's end fails
+    expect(patched.status).to.equal(200);
     const broken = await addText('scripted-graph', 'Broken', 'Otters again.');
     expect(broken.status).to.equal('ready');
     expect(broken.error).to.match(/^graph extraction failed/);

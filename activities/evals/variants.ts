@@ -2,8 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { findAgentVersionByNumber, findPublishedVersion } from '../../db/agents.js';
 import type { AgentGraph, StoredVariant } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
-import { parseModelId } from '../models/model-id.js';
-import { MODEL_PROVIDERS } from '../models/provider.js';
+import { modelIdProblem } from '../models/model-id-problem.js';
 import { resolveGuardrails, resolveNodes } from '../runs/plan.js';
 import type { PlanNode } from '../runs/types.js';
 
@@ -90,10 +89,8 @@ function pinPromptVersions(graph: AgentGraph, nodes: PlanNode[]): AgentGraph {
 }
 
 function modelProblem(model: string): string | undefined {
-  const id = parseModelId(model);
-  if (!(MODEL_PROVIDERS as readonly string[]).includes(id.provider)) return `'${model}' is not a model of a known provider (${MODEL_PROVIDERS.join(', ')})`;
-  if (id.provider !== 'scripted' && !id.model) return `'${model}' names no model: use '${id.provider}/<model>'`;
-  return undefined;
+  const problem = modelIdProblem(model);
+  return problem && `'${model}' is a model id ${problem}`;
 }
 
 /** The variant's model, prompt and temperature, set on every node of the graph. */

@@ -1,5 +1,6 @@
 import { parseModelId } from '../models/model-id.js';
-import { MODEL_PROVIDERS, streamModelTurn } from '../models/provider.js';
+import { modelIdProblem } from '../models/model-id-problem.js';
+import { streamModelTurn } from '../models/provider.js';
 import { DEFAULT_SEMANTIC_THRESHOLD, type SemanticConfig } from './config-schemas.js';
 import type { CheckContext, GuardrailKindDefinition } from './kind-definition.js';
 import { parseScores } from './semantic-answer.js';
@@ -25,12 +26,8 @@ export const semanticGuardrail: GuardrailKindDefinition<SemanticConfig> = {
     }
     const source = config.model ? 'is' : `defaults to ${GUARDRAIL_MODEL_ENV}, which is`;
     const id = parseModelId(model);
-    const providers: readonly string[] = MODEL_PROVIDERS;
-    if (!providers.includes(id.provider)) {
-      problems.push({ field: 'config.model', message: `${source} '${model}', whose provider is not one of ${MODEL_PROVIDERS.join(', ')}` });
-    } else if (id.provider !== 'scripted' && !id.model) {
-      problems.push({ field: 'config.model', message: `${source} '${model}', which names no model: use '${id.provider}/<model>'` });
-    }
+    const modelProblem = modelIdProblem(model);
+    if (modelProblem) problems.push({ field: 'config.model', message: `${source} '${model}', ${modelProblem}` });
     if (id.provider === 'scripted' && !config.script) {
       problems.push({ field: 'config.script', message: 'is required with the scripted decision model' });
     }

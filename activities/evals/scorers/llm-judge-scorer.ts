@@ -1,5 +1,6 @@
 import { parseModelId } from '../../models/model-id.js';
-import { MODEL_PROVIDERS, streamModelTurn } from '../../models/provider.js';
+import { modelIdProblem } from '../../models/model-id-problem.js';
+import { streamModelTurn } from '../../models/provider.js';
 import type { LlmJudgeConfig } from './config-schemas.js';
 import { parseJudgeAnswer } from './judge-answer.js';
 import { judgeMessages, PLACEHOLDER, RUBRIC_PLACEHOLDERS } from './judge-prompt.js';
@@ -24,12 +25,8 @@ export const llmJudgeScorer: ScorerDefinition<LlmJudgeConfig> = {
   problems(config, path) {
     const problems: ScorerConfigProblem[] = [];
     const id = parseModelId(config.model);
-    const providers: readonly string[] = MODEL_PROVIDERS;
-    if (!providers.includes(id.provider)) {
-      problems.push({ field: `${path}.model`, message: `is '${config.model}', whose provider is not one of ${MODEL_PROVIDERS.join(', ')}` });
-    } else if (id.provider !== 'scripted' && !id.model) {
-      problems.push({ field: `${path}.model`, message: `is '${config.model}', which names no model: use '${id.provider}/<model>'` });
-    }
+    const modelProblem = modelIdProblem(config.model);
+    if (modelProblem) problems.push({ field: `${path}.model`, message: `is '${config.model}', ${modelProblem}` });
     if (id.provider === 'scripted' && !config.script) {
       problems.push({ field: `${path}.script`, message: 'is required with the scripted judge model' });
     }
