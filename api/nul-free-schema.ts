@@ -24,7 +24,7 @@ const COMPOSITION = ['anyOf', 'oneOf', 'allOf', 'if', '$ref', 'not', 'enum', 'co
 
 /**
  * A request schema as the OpenAPI document shows it: every request part is refused with a 400 when a
- * string or object key in it holds U+0000 (api/nul-characters.ts), whatever its schema, so the document
+ * string or object key in it holds U+0000 (api/unstorable-text.ts), whatever its schema, so the document
  * says so of every string, every object key and every free-form value. The validators keep the
  * declared schemas: the NUL check runs before them and names the field.
  */

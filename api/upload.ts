@@ -1,7 +1,7 @@
 import busboy from 'busboy';
 import type Koa from 'koa';
 import { ApiError } from './errors.js';
-import { nulCharacterFields } from './nul-characters.js';
+import { unstorableTextFields } from './unstorable-text.js';
 
 /** Uploaded files are limited to 4 MB (the spec's Limits). */
 export const UPLOAD_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -70,9 +70,9 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
         reject(new ApiError('invalid_request', `the form has no file in the "${fieldName}" field`, { fields: [{ field: `body.${fieldName}`, message: 'is required' }] }));
         return;
       }
-      const withNul = [...nulCharacterFields('body', fields), ...nulCharacterFields('body.file', file.filename)];
-      if (withNul.length > 0) {
-        reject(new ApiError('invalid_request', 'the form has a field with the NUL character (U+0000)', { fields: withNul }));
+      const unstorable = [...unstorableTextFields('body', fields), ...unstorableTextFields('body.file', file.filename)];
+      if (unstorable.length > 0) {
+        reject(new ApiError('invalid_request', 'the form has a field with text that cannot be stored (U+0000 or a lone surrogate)', { fields: unstorable }));
         return;
       }
       resolve({ ...file, fields });

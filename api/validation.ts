@@ -1,7 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { invalidRequest, type FieldError } from './errors.js';
-import { nulCharacterFields } from './nul-characters.js';
+import { unstorableTextFields } from './unstorable-text.js';
 import type { JsonSchema } from './operation.js';
 
 // Bodies are checked as sent; query strings and path parameters arrive as text, so that ajv coerces
@@ -13,13 +13,13 @@ export type Part = 'body' | 'query' | 'params';
 
 /**
  * Compiles a validator for one part of a request; it throws a 400 listing every failing field. Strings
- * with a NUL character are refused first, whatever the schema (api/nul-characters.ts).
+ * Postgres cannot store (U+0000, a lone surrogate) are refused first, whatever the schema (api/unstorable-text.ts).
  */
 export function requestValidator(part: Part, schema: JsonSchema): (value: unknown) => void {
   const validate = (part === 'body' ? strictAjv : coercingAjv).compile(schema);
   return (value) => {
-    const nulFields = nulCharacterFields(part, value);
-    if (nulFields.length > 0) throw invalidRequest(`invalid ${part}: ${nulFields.map((f) => `${f.field} ${f.message}`).join('; ')}`, nulFields);
+    const unstorable = unstorableTextFields(part, value);
+    if (unstorable.length > 0) throw invalidRequest(`invalid ${part}: ${unstorable.map((f) => `${f.field} ${f.message}`).join('; ')}`, unstorable);
     if (!validate(value)) {
       const fields = fieldErrors(part, validate);
       const unknown = fields.filter((f) => f.message === 'unknown field').map((f) => f.field);

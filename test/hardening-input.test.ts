@@ -109,6 +109,23 @@ describe('hardening: hostile input is a 400 naming the field', () => {
       expect((await call('GET', '/v1/prompts', { key })).body.prompts.map((p: { name: string }) => p.name)).to.deep.equal(['x']);
     });
 
+    it('refuses a lone surrogate (well-formed JSON, but not Unicode jsonb can store) in a body, naming the field', async () => {
+      // JSON.stringify would keep them escaped too; written by hand to be sure of the bytes sent.
+      const cases: Array<[string, string, string]> = [
+        ['/v1/memory', '{"content": "half \\ud800 a pair"}', 'body.content'],
+        ['/v1/agents/nul-agent/versions', '{"graph": {"nodes": [{"id": "main", "model": "scripted", "script": [{"text": "\\udc00"}]}]}}', 'body.graph.nodes.0.script.0.text'],
+        ['/v1/agents/nul-agent/versions', '{"graph": {"nodes": [{"id": "main", "odd\\ud83dkey": 1}]}}', 'body.graph.nodes.0.odd\ufffdkey'],
+        ['/v1/guardrails', '{"name": "lone", "kind": "keyword", "config": {"keywords": ["\\ud800"]}}', 'body.config.keywords.0'],
+      ];
+      for (const [path, rawBody, field] of cases) {
+        const response = await call('POST', path, { key, rawBody });
+        expectFieldError(response, field);
+        expect(response.body.error.fields.find((f: { field: string }) => f.field === field).message).to.include('lone surrogate');
+      }
+      // A whole pair is a character like any other.
+      expect((await call('POST', '/v1/memory', { key, rawBody: '{"content": "a pair: \\ud83d\\ude00"}' })).status).to.equal(201);
+    });
+
     it('refuses a NUL character in a path parameter or a query value', async () => {
       expectFieldError(await call('GET', '/v1/agents/a%00b', { key }), 'params.id');
       expectFieldError(await call('GET', '/v1/prompts/a%00/versions', { key }), 'params.name');

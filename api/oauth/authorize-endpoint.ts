@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type Koa from 'koa';
 import type { Db } from '../../db/database.js';
 import { parseAuthorizationRequest, redirectLocation, type AuthorizationRequest } from './authorization-request.js';
-import { nulCharacterParameters } from '../nul-characters.js';
+import { unstorableTextParameters } from '../unstorable-text.js';
 import { approveAuthorization } from './grants.js';
 import { readBody } from './http.js';
 import { consentPage, errorPage, invalidRequestPage, noWorkspacePage, signInPage, type PageContext } from './pages.js';
@@ -154,7 +154,7 @@ async function readAuthorizeForm(ctx: Koa.Context): Promise<URLSearchParams | un
     if (!ctx.is('application/x-www-form-urlencoded')) return undefined;
     const form = new URLSearchParams(body.toString('utf8'));
     // No field has a use for U+0000, and Postgres cannot store it (an e-mail with one would reach a query).
-    return nulCharacterParameters(form).length > 0 ? undefined : form;
+    return unstorableTextParameters(form).length > 0 ? undefined : form;
   } catch {
     return undefined;
   }

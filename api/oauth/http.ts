@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { isDatabaseUnreachable } from '../../db/errors.js';
-import { nulCharacterParameters } from '../nul-characters.js';
+import { unstorableTextParameters } from '../unstorable-text.js';
 import { readBodyUpTo } from '../read-body.js';
 import { OAuthError } from './oauth-error.js';
 
@@ -29,8 +29,8 @@ export async function readForm(ctx: Koa.Context, limit = 64 * 1024): Promise<Map
 
 export function singleValues(params: URLSearchParams): Map<string, string> {
   const values = new Map<string, string>();
-  const withNul = nulCharacterParameters(params);
-  if (withNul.length > 0) throw new OAuthError('invalid_request', `parameter '${withNul[0]}' contains the NUL character`);
+  const unstorable = unstorableTextParameters(params);
+  if (unstorable.length > 0) throw new OAuthError('invalid_request', `parameter '${unstorable[0]}' contains U+0000 or a lone surrogate`);
   for (const [name, value] of params) {
     if (values.has(name)) throw new OAuthError('invalid_request', `parameter '${name}' is repeated`);
     values.set(name, value);

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { Db } from '../../db/database.js';
 import { registerClient } from './clients.js';
-import { nulCharacterFields } from '../nul-characters.js';
+import { unstorableTextFields } from '../unstorable-text.js';
 import { readBody } from './http.js';
 import { OAuthError } from './oauth-error.js';
 import { REGISTRATIONS_OVERALL, REGISTRATIONS_PER_ADDRESS, takeAttempt } from './rate-limit.js';
@@ -28,7 +28,7 @@ export async function registrationEndpoint(ctx: Koa.Context, db: Db): Promise<{ 
   } catch {
     throw new OAuthError('invalid_client_metadata', 'the body is not valid JSON');
   }
-  const [withNul] = nulCharacterFields('metadata', metadata);
-  if (withNul) throw new OAuthError('invalid_client_metadata', `${withNul.field} ${withNul.message}`);
+  const [unstorable] = unstorableTextFields('metadata', metadata);
+  if (unstorable) throw new OAuthError('invalid_client_metadata', `${unstorable.field} ${unstorable.message}`);
   return { status: 201, body: await registerClient(db, metadata) };
 }
