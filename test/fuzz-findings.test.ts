@@ -47,6 +47,14 @@ describe('fuzz findings', () => {
       });
     }
 
+    it('keeps a knowledge base from taking the name `search`, which only its id could then address', async () => {
+      const created = await call('POST', '/v1/knowledge', { key, body: { name: 'search' } });
+      expect(created.status).to.equal(400);
+      expect(created.body.error.fields.map((f: { field: string }) => f.field)).to.include('body.name');
+      await call('POST', '/v1/knowledge', { key, body: { name: 'findable' } });
+      expect((await call('PATCH', '/v1/knowledge/findable', { key, body: { name: 'search' } })).status).to.equal(400);
+    });
+
     it('still serves the templated path for other values', async () => {
       const created = await call('POST', '/v1/memory', { key, body: { content: 'the sky is blue' } });
       const patched = await call('PATCH', `/v1/memory/${created.body.memory.id}`, { key, body: { content: 'the sky is grey' } });

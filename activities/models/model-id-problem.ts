@@ -12,3 +12,6 @@ export function modelIdProblem(model: string): string | undefined {
   if (id.provider !== 'scripted' && !id.model) return `which names no model: use '${id.provider}/<model>'`;
   return undefined;
 }
+
+/** The same rule as a JSON Schema pattern (ECMA-262 and Python alike), for request schemas to state. */
+export const MODEL_ID_PATTERN = `^(?:(?:${MODEL_PROVIDERS.filter((p) => p !== 'scripted').join('|')})/.+|scripted(?:/.*)?)$`;

@@ -1,6 +1,6 @@
 import { isTextFamily, isConversionError, sniffFormat, textToMarkdown, decodeText, type TextFormat } from '../../activities/conversion/index.js';
 import { embedDocument, MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge/search.js';
-import { modelIdProblem } from '../../activities/models/model-id-problem.js';
+import { MODEL_ID_PATTERN } from '../../activities/models/model-id-problem.js';
 import { deleteDocumentById, findDocument, insertDocument, listDocumentsPage, markDocumentQueued, setDocumentReady, type DocumentListing } from '../../db/documents.js';
 import {
   deleteKnowledgeBaseById,
@@ -17,7 +17,7 @@ import type { convertDocument } from '../../workflows/convert-document.js';
 import { defineDeleteOperation } from '../delete-operation.js';
 import type { AppDeps } from '../deps.js';
 import { upstreamEmbedder } from '../embedder-errors.js';
-import { ApiError, notFound, orNotFound } from '../errors.js';
+import { notFound, orNotFound } from '../errors.js';
 import { readJsonBody } from '../middleware/json-body.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
@@ -29,7 +29,8 @@ import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
 import { requestValidator } from '../validation.js';
 
 const TAG = 'Knowledge';
-const kbName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$' };
+/** `search` is taken by POST /v1/knowledge/search, which a concrete path wins over /v1/knowledge/{kb}. */
+const kbName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$', not: { const: 'search' } };
 const kbParams = pathParams(['kb']);
 const docParams = pathParams(['kb', 'documentId']);
 /** The knowledge base `ref` names, or 404. */
@@ -39,18 +40,12 @@ const graphSettings: JsonSchema = {
   required: ['model'],
   additionalProperties: false,
   description: 'Entity-relationship extraction for graph search: the model that reads each chunk (and, for `scripted`, its script). null turns it off.',
-  properties: { model: { type: 'string', minLength: 1 }, script: { type: 'array', items: { type: 'object' } } },
+  properties: {
+    // Checked when saved: a bad id would otherwise fail every later upload's ingestion.
+    model: { type: 'string', pattern: MODEL_ID_PATTERN, description: '`provider/model` of a known provider, or `scripted`.' },
+    script: { type: 'array', items: { type: 'object' } },
+  },
 };
-
-/** The extraction model is checked when saved: a bad id would otherwise fail every later upload's ingestion. */
-function checkGraphModel(graph: KnowledgeGraphSettings | null | undefined): void {
-  const problem = graph && modelIdProblem(graph.model);
-  if (problem) {
-    throw new ApiError('invalid_request', 'the graph extraction model is not a usable model id', {
-      fields: [{ field: 'body.graph.model', message: `is '${graph.model}', ${problem}` }],
-    });
-  }
-}
 
 const kbSchema = closedObject({
   id: { type: 'string' },
@@ -124,7 +119,6 @@ export const createKnowledgeBase = defineOperation<Record<string, never>, unknow
     200: { description: 'A knowledge base with this name existed; it is returned unchanged', schema: upsertResultOf('knowledge_base', kbSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
-    checkGraphModel(body.graph);
     const { kb, created } = await tenant(async (tx) => {
       const inserted = await insertKnowledgeBaseIfNew(tx, caller.tenantId, { name: body.name, description: body.description ?? null, graph: body.graph ?? null });
       const kb = inserted ?? orNotFound(await findKnowledgeBaseByName(tx, caller.tenantId, body.name), 'knowledge base', body.name);
@@ -152,7 +146,6 @@ export const updateKnowledgeBase = defineOperation<{ kb: string }, unknown, { na
   errors: ['not_found', 'conflict'],
   responses: { 200: { description: 'The knowledge base', schema: kbBody } },
   handler: async ({ params, body, caller, tenant }) => {
-    checkGraphModel(body.graph);
     const kb = await conflictIfNameTaken(`a knowledge base named '${body.name}' already exists`, () =>
       tenant(async (tx) => {
         const found = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
