@@ -12,7 +12,7 @@ import type { RunRef } from './runs/types.js';
  * point (so one worker can hold runs of several workspaces at several points). The first time one of its
  * runs reaches that point, the worker writes `<dir>/<point>/<runId>` (its pid) and holds there for good,
  * heartbeating, so no timeout hands the activity to this same worker again: only a kill ends the hold.
- * Once the marker exists the point lets the run through and writes `<runId>.passed` (that worker's pid),
+ * Once the marker exists another worker's arrival lets the run through and writes `<runId>.passed` (its pid),
  * which shows the test the retry ran on another worker.
  */
 export type CrashPoint =
@@ -43,8 +43,12 @@ async function reach(dir: string, point: CrashPoint, { tenantId, runId }: RunRef
     await fs.writeFile(marker, String(process.pid), { flag: 'wx' });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    await fs.writeFile(`${marker}.passed`, String(process.pid));
-    return;
+    // A retry on the worker that holds the run (its start-to-close timeout passed before the kill) is
+    // held too: only another worker may let the run through.
+    if ((await fs.readFile(marker, 'utf8')) !== String(process.pid)) {
+      await fs.writeFile(`${marker}.passed`, String(process.pid));
+      return;
+    }
   }
   // A model turn or tool call has a 5 s heartbeat timeout; without heartbeats it would be retried here.
   const context = Context.current();

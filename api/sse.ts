@@ -7,6 +7,7 @@ import type { RunEvent } from '../db/schema.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import type { EventHub } from './event-hub.js';
 import type { Reply } from './operation.js';
+import { isDatabaseUnreachable } from '../db/errors.js';
 
 /** `: ping` comments keep idle streams open through proxies; SSE_PING_INTERVAL_MS overrides the 15 s. */
 export function pingIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -113,7 +114,7 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
         return result;
       } catch (err) {
         failingSince ??= Date.now();
-        if (closed || Date.now() - failingSince > DATABASE_GRACE_MS) throw err;
+        if (closed || !isDatabaseUnreachable(err) || Date.now() - failingSince > DATABASE_GRACE_MS) throw err;
         await new Promise((resolve) => setTimeout(resolve, POLL_EVERY_MS));
       }
     }

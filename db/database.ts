@@ -23,7 +23,8 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize });
+    // keepAlive: a connection to a host that vanished (a failover without a reset) is noticed by TCP.
+    const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize, keepAlive: true });
     // When Postgres restarts or drops connections, pg emits 'error' on every client it cut — idle ones
     // through the pool, checked-out ones on the client itself — and an 'error' nobody listens to crashes
     // the process. Logged instead: the query in flight fails on its own, and the pool discards the dead

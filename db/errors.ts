@@ -3,8 +3,11 @@ export function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
 }
 
-/** Postgres SQLSTATEs that mean the server is not there for us (class 08, and the shutdown codes of 57P). */
-const UNREACHABLE_SQLSTATE = /^08|^57P0[1-3]$/;
+/**
+ * Postgres SQLSTATEs that mean the server is not there for us: connection exceptions (class 08, but for
+ * 08P01 protocol_violation, a bug), the shutdown codes of 57P, and too_many_connections (failovers).
+ */
+const UNREACHABLE_SQLSTATE = /^08(?!P01)|^57P0[1-3]$|^53300$/;
 /** Socket errors of a connection that could not be made or was cut. */
 const UNREACHABLE_SOCKET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 

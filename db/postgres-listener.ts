@@ -36,7 +36,8 @@ export class PostgresListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url });
+    // keepAlive: a half-open connection (the server gone without a reset) would otherwise go silent for good.
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true });
     // Installed before connecting: an 'error' without a listener would crash the process.
     client.on('error', (err) => this.lost(client, err.message));
     client.on('end', () => this.lost(client, 'connection ended'));
@@ -62,6 +63,7 @@ export class PostgresListener {
     // Only the current connection's loss counts ('error' and 'end' both fire for one loss).
     if (this.stopped || client !== this.client) return;
     this.client = undefined;
+    client.end().catch(() => undefined);
     console.error(`[db] LISTEN ${this.channel} connection lost (${reason}); reconnecting`);
     this.scheduleReconnect();
   }

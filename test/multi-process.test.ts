@@ -42,10 +42,13 @@ describe('multi-process: two API processes and two workers on one Postgres', fun
     }
     const started = Date.now();
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-platform-multi-'));
-    [cluster, temporal] = await Promise.all([
-      startPostgresCluster(binDir),
-      startTemporalDevServer({ ...loadTemporalDevConfig(), port: await freePort(), ui_port: await freePort(), db_file: null }, scratch),
+    // Each is kept as soon as it is up, so that after() stops it even when another one failed to start.
+    const [clusterStart, temporalStart] = await Promise.allSettled([
+      startPostgresCluster(binDir).then((started) => (cluster = started)),
+      startTemporalDevServer({ ...loadTemporalDevConfig(), port: await freePort(), ui_port: await freePort(), db_file: null }, scratch).then((started) => (temporal = started)),
     ]);
+    for (const start of [clusterStart, temporalStart]) if (start!.status === 'rejected') throw start!.reason;
+    if (!cluster || !temporal) throw new Error('unreachable: both started');
     managementKey = `svc_sk_${crypto.randomBytes(24).toString('hex')}`;
     const env = {
       databaseUrl: cluster.url,
@@ -56,10 +59,14 @@ describe('multi-process: two API processes and two workers on one Postgres', fun
     // The first API migrates the empty database and creates the workspace; the others then start together.
     apiA = await startApiProcess('api-a', env);
     processes.push(apiA);
-    const [b, ...w] = await Promise.all([startApiProcess('api-b', env), startWorkerProcess('worker-1', env), startWorkerProcess('worker-2', env)]);
-    apiB = b!;
-    workers = w;
-    processes.push(apiB, ...workers);
+    const starts = await Promise.allSettled([
+      startApiProcess('api-b', env).then((api) => (apiB = api)),
+      startWorkerProcess('worker-1', env),
+      startWorkerProcess('worker-2', env),
+    ]);
+    for (const start of starts) if (start.status === 'fulfilled') processes.push(start.value);
+    for (const start of starts) if (start.status === 'rejected') throw start.reason;
+    workers = processes.slice(2);
     console.log(`      (Postgres :${cluster.port}, Temporal ${temporal.address}, APIs ${apiA.url} ${apiB.url}, 2 workers; up in ${Date.now() - started} ms)`);
   });
 

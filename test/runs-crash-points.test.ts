@@ -72,7 +72,8 @@ describe('runs: worker crashes at each bookkeeping point', function () {
     const workers = testWorkerPool();
     // Runs held inside a transaction each keep a connection until the kill: give this worker room.
     await workers.stop();
-    await workers.start({ AGENT_PLATFORM_CRASH_DIR: crashDir, DATABASE_POOL_SIZE: '60' });
+    // 100 activities are held for good, the SDK's default number of slots: the paused runs need more.
+    await workers.start({ AGENT_PLATFORM_CRASH_DIR: crashDir, DATABASE_POOL_SIZE: '60', WORKER_MAX_CONCURRENT_ACTIVITIES: '200' });
 
     fs.mkdirSync(path.join(crashDir, 'armed'));
     await Promise.all(POINTS.map(async (point) => {
@@ -130,7 +131,7 @@ describe('runs: worker crashes at each bookkeeping point', function () {
   });
 
   for (const point of POINTS) {
-    it(`${point}: ${RUNS_PER_POINT} runs each end once, with every event, step and token once`, () => {
+    it(`${point}: ${RUNS_PER_POINT} runs each end once, with every event, step and token once`, async () => {
       const { control, runs } = cases.get(point)!;
       expect(runs).to.have.length(RUNS_PER_POINT);
       expectWholeRun(control);
@@ -160,6 +161,8 @@ describe('runs: worker crashes at each bookkeeping point', function () {
           }
         }
         // The run's next arrival at the point (the model-turn point's next turn) passed on the next worker.
+        // After a commit the run reads as ended before that retry comes (up to a start-to-close timeout later).
+        await waitFor(`${record.runId} let through at ${point}`, async () => fs.existsSync(`${marker}.passed`), 60_000);
         expect(fs.readFileSync(`${marker}.passed`, 'utf8'), `${record.runId} let through by the next worker`).to.not.equal(killedPid);
       }
     });

@@ -25,6 +25,19 @@ const QUEUE_OPTIONS: Partial<Record<TaskQueue, Partial<WorkerOptions>>> = {
   [TASK_QUEUES.replays]: { maxConcurrentActivityTaskExecutions: 1 },
 };
 
+/**
+ * Activities one worker runs at once per task queue: the SDK's default of 100 unless
+ * WORKER_MAX_CONCURRENT_ACTIVITIES says otherwise (model turns mostly wait on the network, so a worker
+ * with memory to spare can take more; the crash tests hold more than 100 at once on purpose).
+ */
+function activitySlots(env: NodeJS.ProcessEnv): number {
+  const raw = env.WORKER_MAX_CONCURRENT_ACTIVITIES;
+  if (raw === undefined || raw === '') return 100;
+  const slots = Number(raw);
+  if (!Number.isInteger(slots) || slots < 1) throw new Error(`WORKER_MAX_CONCURRENT_ACTIVITIES must be a positive integer, not '${raw}'`);
+  return slots;
+}
+
 export interface RunningWorkers {
   /** Asks every worker to finish its in-flight tasks and stop; resolves when they have. */
   shutdown(): Promise<void>;
@@ -67,6 +80,7 @@ export async function startWorkers(options: {
         activities,
         // When the worker that cached a run is gone, its next task goes to any worker after this long.
         stickyQueueScheduleToStartTimeout: '3 seconds',
+        maxConcurrentActivityTaskExecutions: activitySlots(env),
         ...QUEUE_OPTIONS[taskQueue],
       }),
     ),

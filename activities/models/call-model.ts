@@ -69,7 +69,10 @@ export async function callModel(db: Db, input: ModelTurnInput): Promise<GuardedT
     clearInterval(heartbeat);
   }
 
-  await append([turnCompletedEvent(input, result)]);
+  const [recordedAs] = await append([turnCompletedEvent(input, result)]);
+  // Another attempt recorded the turn first (this one outlived its heartbeat timeout): the run goes on
+  // with what the log says.
+  if (recordedAs === undefined) return (await recordedTurn(db, input)) ?? result;
   await crashPoint('model-turn.unrecorded', input);
   return result;
 }

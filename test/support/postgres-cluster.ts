@@ -46,7 +46,6 @@ export async function startPostgresCluster(binDir: string, database = 'agent_pla
   const pgTool = (tool: string, args: string[]) =>
     asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(binDir, tool), ...args]) : run(path.join(binDir, tool), args);
 
-  await pgTool('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   // Unix socket in the cluster's own folder (not /var/run/postgresql, which the shared server uses);
   // fsync off: the data is thrown away, and a fast stop still shuts down cleanly.
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
@@ -56,14 +55,21 @@ export async function startPostgresCluster(binDir: string, database = 'agent_pla
   const stopServer = async () => {
     await pgTool('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
   };
-  await startServer();
-
-  const admin = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` });
-  await admin.connect();
   try {
-    await admin.query(`create database ${pg.escapeIdentifier(database)}`);
-  } finally {
-    await admin.end();
+    await pgTool('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+    await startServer();
+    const admin = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` });
+    await admin.connect();
+    try {
+      await admin.query(`create database ${pg.escapeIdentifier(database)}`);
+    } finally {
+      await admin.end();
+    }
+  } catch (err) {
+    // Nothing left behind: a server that started is stopped, the folder removed.
+    await pgTool('pg_ctl', ['-D', dataDir, '-m', 'immediate', 'stop']).catch(() => undefined);
+    fs.rmSync(root, { recursive: true, force: true });
+    throw err;
   }
   return {
     url: `postgres://postgres@127.0.0.1:${port}/${database}`,
