@@ -1,13 +1,13 @@
 import { PassThrough } from 'node:stream';
 import type Koa from 'koa';
 import type { Db } from '../db/database.js';
+import { isDatabaseUnreachable } from '../db/errors.js';
 import { readRunEvents } from '../db/run-events.js';
 import { findRunStatus, isTerminal, TERMINAL_EVENTS } from '../db/runs.js';
 import type { RunEvent } from '../db/schema.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import type { EventHub } from './event-hub.js';
 import type { Reply } from './operation.js';
-import { isDatabaseUnreachable } from '../db/errors.js';
 
 /** `: ping` comments keep idle streams open through proxies; SSE_PING_INTERVAL_MS overrides the 15 s. */
 export function pingIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
