@@ -14,11 +14,12 @@ const UNREACHABLE_SOCKET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '
 /**
  * True when a query failed because the database could not be reached (down, restarting, failing over,
  * or the connection cut), not because of the query: worth answering 503 and retrying, not a bug.
- * node-postgres reports a cut connection only by its message.
+ * node-postgres reports a cut connection (and a client it left unusable) only by its message.
  */
 export function isDatabaseUnreachable(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const { code, message } = err as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && (UNREACHABLE_SQLSTATE.test(code) || UNREACHABLE_SOCKET.has(code))) return true;
-  return typeof message === 'string' && /^Connection terminated|timeout exceeded when trying to connect/.test(message);
+  // pg's own words for a cut connection, and for a pooled client that the cut left unusable.
+  return typeof message === 'string' && /^Connection terminated|is not queryable$|timeout exceeded when trying to connect/.test(message);
 }
