@@ -5,6 +5,7 @@ import { healthActivities } from './health/activities.js';
 import { knowledgeActivities } from './knowledge/activities.js';
 import { modelActivities } from './models/activities.js';
 import { runActivities } from './runs/activities.js';
+import { scheduleActivities } from './schedules/activities.js';
 import { toolActivities } from './tools/activities.js';
 
 /**
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...guardrailActivities(deps),
     ...knowledgeActivities(deps),
     ...evalActivities(deps),
+    ...scheduleActivities(deps),
   };
 }
 

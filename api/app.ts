@@ -18,13 +18,16 @@ import guardrails from './routes/guardrails.js';
 import knowledge from './routes/knowledge.js';
 import memory from './routes/memory.js';
 import prompts from './routes/prompts.js';
+import providers from './routes/providers.js';
 import runs from './routes/runs.js';
+import schedules from './routes/schedules.js';
+import skills from './routes/skills.js';
 import threads from './routes/threads.js';
 import tools from './routes/tools.js';
 
 /** Every operation the API serves, in the order the OpenAPI document lists them. */
 export function allOperations(): AnyOperation[] {
-  const operations: AnyOperation[] = [...health, ...agents, ...runs, ...threads, ...tools, ...prompts, ...guardrails, ...memory, ...knowledge, ...evalSuites, ...experiments, ...apiKeys];
+  const operations: AnyOperation[] = [...health, ...agents, ...runs, ...threads, ...tools, ...prompts, ...skills, ...guardrails, ...memory, ...knowledge, ...evalSuites, ...experiments, ...providers, ...schedules, ...apiKeys];
   operations.push(openApiOperation(() => operations));
   return operations;
 }

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { OpenDatabase, Db } from '../db/database.js';
 import { sharedEmbedder, type Embedder } from '../activities/embedding/index.js';
 import { EventHub } from './event-hub.js';
+import { secretKeyringFromEnv } from '../activities/secrets/secrets-key.js';
 import { FinishedCellsCache } from './finished-cells-cache.js';
 import { RUN_EVENTS_CHANNEL } from '../db/run-events.js';
 import { EXPERIMENT_EVENTS_CHANNEL } from '../db/experiment-events.js';
@@ -37,6 +38,7 @@ export async function createAppDeps(options: {
   temporalNamespace: string;
   publicUrl: string;
 }): Promise<OpenAppDeps> {
+  secretKeyringFromEnv(); // a malformed SECRETS_KEY fails the start, not the first provider saved
   const connection = await Connection.connect({ address: options.temporalAddress });
   const temporal = new Client({ connection, namespace: options.temporalNamespace });
   let events: EventHub | undefined;

@@ -8,6 +8,7 @@ import { experiments } from './experiments.js';
 import { ingest } from './ingest.js';
 import { runs } from './runs.js';
 import { search } from './search.js';
+import { subagents } from './subagents.js';
 
 /**
  * `npm run bench`: runs every benchmark (or only those named on the command line, e.g.
@@ -100,7 +101,7 @@ export interface Benchmark {
   run(settings: BenchSettings): Promise<BenchmarkResult>;
 }
 
-const BENCHMARKS: Benchmark[] = [agentsList, runs, ingest, search, conversion, experiments];
+const BENCHMARKS: Benchmark[] = [agentsList, runs, ingest, search, conversion, experiments, subagents];
 
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 

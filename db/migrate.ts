@@ -7,6 +7,10 @@ import * as memoryKnowledge from './migrations/0004_memory_knowledge.js';
 import * as oauth from './migrations/0005_oauth.js';
 import * as evals from './migrations/0006_evals.js';
 import * as experimentSnapshots from './migrations/0007_experiment_snapshots.js';
+import * as skills from './migrations/0008_skills.js';
+import * as providers from './migrations/0009_providers.js';
+import * as schedules from './migrations/0010_schedules.js';
+import * as subagents from './migrations/0011_subagents.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
@@ -17,6 +21,10 @@ const migrations: Record<string, Migration> = {
   '0005_oauth': oauth,
   '0006_evals': evals,
   '0007_experiment_snapshots': experimentSnapshots,
+  '0008_skills': skills,
+  '0009_providers': providers,
+  '0010_schedules': schedules,
+  '0011_subagents': subagents,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import { findAgentVersion, findPublishedVersion } from './agents.js';
+import { findAgentVersion, findAgentVersionByNumber, findPublishedVersion } from './agents.js';
 import { newId } from './ids.js';
 import type { Page, PageQuery } from './page.js';
 import { page } from './page.js';
 import { appendRunEvents, type RunEventType } from './run-events.js';
-import type { AgentGraph, GuardrailTripRecord, PendingQuestion, Run, RunError, RunPromptUse, RunStatus } from './schema.js';
+import type { AgentGraph, GuardrailTripRecord, PendingQuestion, Run, RunError, RunPromptUse, RunSkillUse, RunStatus } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 import { insertThread, touchThread } from './threads.js';
 
@@ -24,7 +24,7 @@ export function isTerminal(status: RunStatus): status is TerminalStatus {
 /** The events that announce a terminal status, after which a run's stream has nothing more to say. */
 export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<RunEventType>(TERMINAL_STATUSES.map((status) => `run.${status}` as const));
 
-export type RunSource = 'api' | 'eval';
+export type RunSource = 'api' | 'eval' | 'schedule';
 
 export interface NewRun {
   tenantId: string;
@@ -34,6 +34,12 @@ export interface NewRun {
   source: RunSource;
   /** An eval's run: its experiment and cell, and the variant's version and graph instead of the published version's. */
   evalCell?: EvalCellRun;
+  /** Runs this version of the agent rather than the published one. */
+  pinnedVersion?: number;
+  /** A subagent's run: the run and step that started it, and its depth below the run a client started. */
+  parent?: { runId: string; step: number; depth: number };
+  /** A scheduled run: its schedule and the Temporal run id of the firing that makes it. */
+  schedule?: { scheduleId: string; firingId: string };
 }
 
 export interface EvalCellRun {
@@ -45,16 +51,20 @@ export interface EvalCellRun {
 
 export type QueuedRun =
   | { queued: true; runId: string; threadId: string }
-  /** Nothing is written: the agent has no published version, or `threadId` is not a thread of the agent. */
-  | { queued: false; reason: 'no_published_version' | 'unknown_thread' };
+  /** Nothing is written: the agent has no published version (or not the pinned one), or `threadId` is not a thread of the agent. */
+  | { queued: false; reason: 'no_published_version' | 'unknown_version' | 'unknown_thread' };
 
 /**
  * Records a queued run of the agent's published version, in its thread (a new one unless given), with its
  * `run.created` event.
  */
 export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<QueuedRun> {
-  const version = run.evalCell ? await findAgentVersion(tx, run.tenantId, run.evalCell.agentVersionId) : await findPublishedVersion(tx, run.tenantId, run.agentId);
-  if (!version) return { queued: false, reason: 'no_published_version' };
+  const version = run.evalCell
+    ? await findAgentVersion(tx, run.tenantId, run.evalCell.agentVersionId)
+    : run.pinnedVersion !== undefined
+      ? await findAgentVersionByNumber(tx, run.tenantId, run.agentId, run.pinnedVersion)
+      : await findPublishedVersion(tx, run.tenantId, run.agentId);
+  if (!version) return { queued: false, reason: run.pinnedVersion !== undefined ? 'unknown_version' : 'no_published_version' };
 
   let threadId: string;
   if (run.threadId) {
@@ -91,6 +101,9 @@ export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<Queued
       duration_ms: null,
       started_at: null,
       ended_at: null,
+      // Only a subagent's run names these, so a run's insert stays what it was before subagents.
+      ...(run.parent ? { parent_run_id: run.parent.runId, parent_step: run.parent.step, depth: run.parent.depth } : {}),
+      ...(run.schedule ? { schedule_id: run.schedule.scheduleId, schedule_firing_id: run.schedule.firingId } : {}),
     })
     .execute();
   await appendRunEvents(tx, run.tenantId, runId, [
@@ -109,6 +122,44 @@ function entryModel(graph: AgentGraph): string | null {
   return typeof model === 'string' ? model : null;
 }
 
+/** The usage and cost of the runs this run started as subagents (theirs include their own children's). */
+export async function listChildRunUsage(tx: TenantTx, tenantId: string, parentRunId: string) {
+  return tx
+    .selectFrom('runs')
+    .select(['prompt_tokens', 'completion_tokens', 'cost_usd'])
+    .where('tenant_id', '=', tenantId)
+    .where('parent_run_id', '=', parentRunId)
+    .execute();
+}
+
+/** The subagent runs this run recorded that have not started (activities/runs/subagents.ts endUnstartedSubagents). */
+export async function listQueuedChildRuns(tx: TenantTx, tenantId: string, parentRunId: string): Promise<string[]> {
+  const rows = await tx.selectFrom('runs').select('id').where('tenant_id', '=', tenantId).where('parent_run_id', '=', parentRunId).where('status', '=', 'queued').execute();
+  return rows.map((row) => row.id);
+}
+
+/** The child run a subagent call (the parent's step `step`) started, if it did. */
+export async function findChildRun(tx: TenantTx, tenantId: string, parentRunId: string, step: number): Promise<Run | undefined> {
+  return tx.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('parent_run_id', '=', parentRunId).where('parent_step', '=', step).executeTakeFirst();
+}
+
+/** The run a schedule's firing (its Temporal run id) made, if it made one. */
+export async function findRunOfFiring(tx: TenantTx, tenantId: string, firingId: string): Promise<Pick<Run, 'id' | 'agent_id'> | undefined> {
+  return tx.selectFrom('runs').select(['id', 'agent_id']).where('tenant_id', '=', tenantId).where('schedule_firing_id', '=', firingId).executeTakeFirst();
+}
+
+/** The schedule's most recent runs, newest first. */
+export async function listScheduleRuns(tx: TenantTx, tenantId: string, scheduleId: string, limit: number) {
+  return tx
+    .selectFrom('runs')
+    .select(['id', 'status', 'thread_id', 'created_at', 'ended_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('schedule_id', '=', scheduleId)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
 export async function findRun(tx: TenantTx, tenantId: string, runId: string): Promise<Run | undefined> {
   return tx.selectFrom('runs').selectAll().where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
@@ -123,12 +174,15 @@ export interface RunFilter {
   agentId?: string;
   /** By default eval runs are left out; `all` includes them. */
   source?: RunSource | 'all';
+  /** The subagent runs this run started. */
+  parentRunId?: string;
 }
 
 /** A page of runs, most recent first (the cursor is the last run of the previous page). */
 export async function listRunsPage(tx: TenantTx, tenantId: string, filter: RunFilter, { limit, cursor }: PageQuery): Promise<Page<Run>> {
   let q = tx.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).orderBy('id', 'desc').limit(limit + 1);
   if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
+  if (filter.parentRunId) q = q.where('parent_run_id', '=', filter.parentRunId);
   if (filter.source === undefined) q = q.where('source', '!=', 'eval');
   else if (filter.source !== 'all') q = q.where('source', '=', filter.source);
   if (cursor) q = q.where('id', '<', cursor);
@@ -167,6 +221,18 @@ export async function markRunRunning(tx: TenantTx, tenantId: string, runId: stri
     .where('id', '=', runId)
     .where('tenant_id', '=', tenantId)
     .where('status', '=', 'queued')
+    .execute();
+}
+
+/** Adds a skill version the run loaded to `runs.skills`, once: a retried activity adds nothing. */
+export async function addRunSkillUse(tx: TenantTx, tenantId: string, runId: string, use: RunSkillUse): Promise<void> {
+  const entry = JSON.stringify([use]);
+  await tx
+    .updateTable('runs')
+    .set({ skills: sql<string>`skills || ${entry}::jsonb` })
+    .where('id', '=', runId)
+    .where('tenant_id', '=', tenantId)
+    .where(sql<boolean>`not (skills @> ${entry}::jsonb)`)
     .execute();
 }
 

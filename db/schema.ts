@@ -52,7 +52,7 @@ export interface AgentGraph {
   [field: string]: unknown;
 }
 
-export type ToolKind = 'builtin' | 'http' | 'mcp';
+export type ToolKind = 'builtin' | 'http' | 'mcp' | 'agent';
 
 export interface ToolsTable {
   id: string;
@@ -63,8 +63,19 @@ export interface ToolsTable {
   builtin: string | null;
   http: ColumnType<Record<string, unknown> | null, string | null, string | null>;
   mcp: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  /** A subagent: the agent a tool of kind `agent` runs (activities/runs/subagents.ts). */
+  agent: ColumnType<AgentToolConfig | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
+}
+
+export interface AgentToolConfig {
+  /** The agent's id or name. */
+  agent: string;
+  /** A pinned version; absent: the version published when the tool is called. */
+  version?: number;
+  /** How deep below the run a client started a subagent may run (default 3). */
+  max_depth?: number;
 }
 
 export interface ThreadsTable {
@@ -118,14 +129,75 @@ export interface RunsTable {
   /** The prompt version each node used. */
   prompts: ColumnType<RunPromptUse[], never, string>;
   guardrail_trips: ColumnType<GuardrailTripRecord[], never, string>;
+  /** The skill versions the run's nodes loaded (`use_skill`), in order. */
+  skills: ColumnType<RunSkillUse[], never, string>;
+  /** A subagent's run: the run whose tool call started it, that call's step index, and how deep it is (0: started by a client). */
+  parent_run_id: ColumnType<string | null, string | null | undefined, never>;
+  parent_step: ColumnType<number | null, number | null | undefined, never>;
+  depth: ColumnType<number, number | undefined, never>;
+  /** A scheduled run: its schedule, and the Temporal run id of the firing that made it (one run per firing). */
+  schedule_id: ColumnType<string | null, string | null | undefined, never>;
+  schedule_firing_id: ColumnType<string | null, string | null | undefined, never>;
   created_at: CreatedAt;
   started_at: Date | null;
   ended_at: Date | null;
 }
 
+export type ScheduleOverlap = 'skip' | 'buffer_one' | 'allow_all';
+
+/** A schedule's definition, mirrored from its Temporal Schedule (db/schedules.ts). Exactly one of `cron` and `every` is set. */
+export interface SchedulesTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  input: string;
+  thread_id: string | null;
+  cron: string | null;
+  every: string | null;
+  time_zone: string;
+  overlap: ScheduleOverlap;
+  jitter: string | null;
+  paused: ColumnType<boolean, boolean | undefined, boolean>;
+  description: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type ProviderKind = 'openai' | 'anthropic' | 'openai_compatible';
+
+/** USD per million tokens, decimal strings (activities/models/prices.ts). */
+export interface ProviderModelPrice {
+  prompt: string;
+  completion: string;
+}
+
+/** A workspace's model provider connection (db/provider-connections.ts); `api_key` and `headers` are JWE. */
+export interface ProviderConnectionsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  kind: ProviderKind;
+  base_url: string;
+  api_key: string | null;
+  api_key_last4: string | null;
+  headers: string | null;
+  header_names: ColumnType<string[], string, string>;
+  /** By model name (the part after `provider/`), or `*` for every model of the connection. */
+  prices: ColumnType<Record<string, ProviderModelPrice>, string, string>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
 export interface RunPromptUse {
   node_id: string;
   prompt_id: string;
+  name: string;
+  version: number;
+}
+
+export interface RunSkillUse {
+  node_id: string;
+  skill_id: string;
   name: string;
   version: number;
 }
@@ -157,6 +229,28 @@ export interface PromptVersionsTable {
   template: string;
   description: string | null;
   model: string | null;
+  created_at: CreatedAt;
+}
+
+export interface SkillsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  /** The current version's number. */
+  version: number;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface SkillVersionsTable {
+  id: string;
+  tenant_id: string;
+  skill_id: string;
+  version: number;
+  description: string;
+  instructions: string;
+  /** Catalog tool ids the skill brings along. */
+  tools: ColumnType<string[], string, string>;
   created_at: CreatedAt;
 }
 
@@ -516,7 +610,10 @@ export interface Database {
   rate_limit_hits: RateLimitHitsTable;
   prompts: PromptsTable;
   prompt_versions: PromptVersionsTable;
+  skills: SkillsTable;
+  skill_versions: SkillVersionsTable;
   guardrails: GuardrailsTable;
+  provider_connections: ProviderConnectionsTable;
   memories: MemoriesTable;
   knowledge_bases: KnowledgeBasesTable;
   documents: DocumentsTable;
@@ -528,6 +625,7 @@ export interface Database {
   experiments: ExperimentsTable;
   experiment_cells: ExperimentCellsTable;
   experiment_events: ExperimentEventsTable;
+  schedules: SchedulesTable;
   users: UsersTable;
   memberships: MembershipsTable;
   user_sessions: UserSessionsTable;
@@ -547,6 +645,7 @@ export type Tenant = Selectable<TenantsTable>;
 export type Tool = Selectable<ToolsTable>;
 export type Thread = Selectable<ThreadsTable>;
 export type Run = Selectable<RunsTable>;
+export type Schedule = Selectable<SchedulesTable>;
 export type EvalSuite = Selectable<EvalSuitesTable>;
 export type EvalCase = Selectable<EvalCasesTable>;
 /** An experiment as read everywhere but the one read that wants its snapshot (db/experiments.ts). */
@@ -557,7 +656,10 @@ export type RunEvent = Selectable<RunEventsTable>;
 export type RunStep = Selectable<RunStepsTable>;
 export type Prompt = Selectable<PromptsTable>;
 export type PromptVersion = Selectable<PromptVersionsTable>;
+export type Skill = Selectable<SkillsTable>;
+export type SkillVersion = Selectable<SkillVersionsTable>;
 export type GuardrailRow = Selectable<GuardrailsTable>;
+export type ProviderConnectionRow = Selectable<ProviderConnectionsTable>;
 export type KnowledgeBase = Selectable<KnowledgeBasesTable>;
 export type DocumentRow = Selectable<DocumentsTable>;
 export type { Generated };

@@ -2,7 +2,7 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findAllByRef, findByName, findByRef } from './refs.js';
 import { insertByNameIfNew } from './save-by-name.js';
-import type { Tool, ToolKind } from './schema.js';
+import type { AgentToolConfig, Tool, ToolKind } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
 /** The `tools` table: the workspace's tool catalog. */
@@ -13,6 +13,7 @@ export interface ToolDefinition {
   builtin: string | null;
   http: object | null;
   mcp: object | null;
+  agent: AgentToolConfig | null;
 }
 
 export async function listToolsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<Tool>> {
@@ -50,6 +51,7 @@ function storedDefinition(definition: ToolDefinition) {
     ...definition,
     http: definition.http ? JSON.stringify(definition.http) : null,
     mcp: definition.mcp ? JSON.stringify(definition.mcp) : null,
+    agent: definition.agent ? JSON.stringify(definition.agent) : null,
   };
 }
 

@@ -142,7 +142,7 @@ describe('eval scorers', () => {
         'scorers[0].script is only for the scripted judge model',
       ]);
       expect(problemsOf([{ type: 'llm_judge', model: 'acme/judge-1', rubric: 'x' }])).to.deep.equal([
-        "scorers[0].model is 'acme/judge-1', whose provider is not one of openai, anthropic, ollama, scripted",
+        "scorers[0].model is 'acme/judge-1', whose provider is not one of openai, anthropic, ollama, scripted or the workspace's provider connections",
       ]);
       expect(problemsOf([{ type: 'llm_judge', model: 'openai', rubric: 'x' }])).to.deep.equal([
         "scorers[0].model is 'openai', which names no model: use 'openai/<model>'",

@@ -173,7 +173,7 @@ describe('guardrails engine: semantic', () => {
     it('refuses unknown providers, provider ids without a model, and a script where it cannot be used', () => {
       const problems = (config: Record<string, unknown>) => guardrailConfigProblems('semantic', { questions: { q: 'x' }, ...config }, {});
       expect(problems({ model: 'mystery/model-1' })).to.deep.equal([
-        { field: 'config.model', message: "is 'mystery/model-1', whose provider is not one of openai, anthropic, ollama, scripted" },
+        { field: 'config.model', message: "is 'mystery/model-1', whose provider is not one of openai, anthropic, ollama, scripted or the workspace's provider connections" },
       ]);
       expect(problems({ model: 'openai' })[0]!.message).to.include('names no model');
       expect(problems({ model: 'openai/gpt-4.1-mini', script: [{ text: '{}' }] })).to.deep.equal([

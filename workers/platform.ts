@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { ServiceConfig } from '../api/config.js';
@@ -11,6 +12,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { loadTemporalDevConfig, startTemporalDevServer, type TemporalDevConfig, type TemporalDevServer } from './temporal-dev-server.js';
 import { bundleWorkflows, startWorkers, type RunningWorkers } from './workers.js';
 import { closeSharedEmbedder } from '../activities/embedding/index.js';
+import { EMBEDDED_KEY_FILE, useEmbeddedSecretsKey } from '../activities/secrets/secrets-key.js';
 
 /** The whole platform in one process, as `npm start` and the test suite run it. */
 export interface Platform {
@@ -57,6 +59,10 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
     const database = await openDatabase(options.database);
     stack.push(() => database.close());
+    // The embedded default keeps its secrets key beside its data, so provider keys just work (docs/providers.md).
+    if (database.kind === 'pglite' && useEmbeddedSecretsKey(options.dataDir) === 'generated') {
+      console.log(`[platform] generated the secrets key in ${path.join(options.dataDir, EMBEDDED_KEY_FILE)} (keep it with the data)`);
+    }
     stack.push(() => closeSharedEmbedder());
     await migrateToLatest(database.db);
     const bootstrap = await ensureInitialWorkspace(database.db, options.service.initWorkspace, options.service.initApiKey);

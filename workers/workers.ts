@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities/index.js';
 import { sharedEmbedder } from '../activities/embedding/index.js';
 import { priceTableFromEnv } from '../activities/models/prices.js';
+import { secretKeyringFromEnv } from '../activities/secrets/secrets-key.js';
 import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
@@ -63,6 +64,7 @@ export async function startWorkers(options: {
   const bundle = options.bundle ?? (await bundleWorkflows());
   const env = options.env ?? process.env;
   priceTableFromEnv(env); // a malformed MODEL_PRICES fails here, not at the end of the first run
+  secretKeyringFromEnv(env); // and a malformed SECRETS_KEY here, not at the first model call
   const activities = createActivities({
     db: options.db,
     temporal,

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { TASK_QUEUES } from './task-queues.js';
 
 /**
@@ -15,6 +15,8 @@ export const AGENT_RUN_TASK_QUEUE = TASK_QUEUES.runs;
 export interface AgentRunInput {
   tenantId: string;
   runId: string;
+  /** A subagent's run: the run (and workflow id) whose tool call started it, which its questions go to. */
+  parentRunId?: string;
 }
 
 export interface AgentRunResult {
@@ -30,6 +32,32 @@ export interface AnswerArgs {
 
 /** Delivers the answer to `ask_human`. Rejected unless that question is pending (so each is answered once). */
 export const answerUpdate = defineUpdate<{ questionId: string }, [AnswerArgs]>('answer');
+
+/**
+ * A subagent's `ask_human` pauses every run above it (docs/subagents.md). The child tells its parent it
+ * asks (the parent then pauses with the question under the id `<child run id>/<question id>`, and tells
+ * its own parent in turn); an answer given to the parent reaches the child as `subagentAnswer`; an answer
+ * given to the child directly is told to the parent as `subagentQuestionSettled`, so it resumes too.
+ */
+export interface SubagentQuestion {
+  childRunId: string;
+  questionId: string;
+  question: string;
+}
+export const subagentQuestionSignal = defineSignal<[SubagentQuestion]>('subagentQuestion');
+/** `answer` null: the question was withdrawn (a subagent below ended before anyone answered). */
+export interface SubagentQuestionSettled {
+  childRunId: string;
+  questionId: string;
+  answer: string | null;
+}
+export const subagentQuestionSettledSignal = defineSignal<[SubagentQuestionSettled]>('subagentQuestionSettled');
+export const subagentAnswerSignal = defineSignal<[{ questionId: string; answer: string }]>('subagentAnswer');
+
+/** The id under which a run shows the question one of its subagents asks. */
+export function relayedQuestionId(childRunId: string, questionId: string): string {
+  return `${childRunId}/${questionId}`;
+}
 
 /** The question the run waits on, if any. */
 export const pendingQuestionQuery = defineQuery<{ id: string; question: string } | null>('pendingQuestion');

@@ -1,14 +1,17 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  ChildWorkflowCancellationType,
   ParentClosePolicy,
   condition,
+  getExternalWorkflowHandle,
   isCancellation,
   patched,
   proxyActivities,
   setHandler,
   startChild,
   workflowInfo,
+  type SignalDefinition,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { Guardrail } from '../activities/guardrails/types.js';
@@ -16,20 +19,28 @@ import type { ChatMessage, FinishInput, ModelTurnUsage, PlanNode, RunRef, StepIn
 import type { WorkflowToolContext } from '../activities/tools/builtins/definition.js';
 import type { PlanStep } from '../activities/tools/builtins/plan.js';
 import { builtinTool } from '../activities/tools/builtins/registry.js';
+import { SkillSession } from '../activities/tools/builtins/skill-session.js';
 import {
   agentRunFailure,
   answerUpdate,
   pendingQuestionQuery,
+  relayedQuestionId,
   runErrorCode,
+  subagentAnswerSignal,
+  subagentQuestionSettledSignal,
+  subagentQuestionSignal,
   type AgentRunFailureType,
   type AgentRunInput,
   type AgentRunResult,
   type AnswerArgs,
+  type SubagentQuestion,
+  type SubagentQuestionSettled,
 } from './agent-run-api.js';
 import { archiveRunHistory } from './archive-run-history.js';
 import { archiveRunHistoryWorkflowId } from './archive-run-history-api.js';
 import { BOOKKEEPING_RETRY } from './bookkeeping-retry.js';
-import { failureMessageWithRetries, failureTypeOf, innermostCause } from './failures.js';
+import { failureMessageOf, failureMessageWithRetries, failureTypeOf, innermostCause } from './failures.js';
+import { runSearchAttributes } from './search-attributes.js';
 
 /** A stored guardrail the engine refuses (activities/guardrails/errors.ts): no retry can make it usable. */
 const UNUSABLE_GUARDRAIL = 'GuardrailConfigError';
@@ -69,9 +80,12 @@ interface PendingQuestion {
  * The run's state lives in `AgentRun`; this function only wires the messages to it.
  */
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
-  const run = new AgentRun({ tenantId: input.tenantId, runId: input.runId });
+  const run = new AgentRun({ tenantId: input.tenantId, runId: input.runId }, input.parentRunId);
   setHandler(pendingQuestionQuery, () => run.pendingQuestion);
   setHandler(answerUpdate, (args) => run.answer(args), { validator: (args) => run.validateAnswer(args) });
+  setHandler(subagentQuestionSignal, (asked) => run.subagentAsked(asked));
+  setHandler(subagentQuestionSettledSignal, (settled) => run.subagentSettled(settled));
+  setHandler(subagentAnswerSignal, (answered) => run.answeredByParent(answered));
   return run.execute();
 }
 
@@ -83,15 +97,27 @@ class AgentRun {
   private readonly answers = new Map<string, string>();
   /** Questions whose answer the run record shows as taken (the update returns only then). */
   private readonly resumed = new Set<string>();
+  /** Questions the running subagent asked, waiting to become this run's (docs/subagents.md). */
+  private readonly subagentQuestions: SubagentQuestion[] = [];
+  /** Answers to this run's pending question given to the parent run, by question id. */
+  private readonly answersFromParent = new Map<string, string>();
+  /** Answers given to a subagent directly, settling the question this run relayed, by this run's question id. */
+  private readonly settledBySubagent = new Map<string, string | null>();
   pendingQuestion: PendingQuestion | null = null;
   private plan: PlanStep[] = [];
+  /** The running node's skills and the tools it offers (docs/skills.md). */
+  private skills: SkillSession | undefined;
   private outputGuardrails: Guardrail[] = [];
   private source: string | undefined;
   /** Count every model turn and tool call of the run, so each has a stable key across retries. */
   private turnCount = 0;
   private stepCount = 0;
 
-  constructor(private readonly ref: RunRef) {}
+  constructor(
+    private readonly ref: RunRef,
+    /** A subagent's run: the run that started it, which shows this run's questions as its own. */
+    private readonly parentRunId?: string,
+  ) {}
 
   async execute(): Promise<AgentRunResult> {
     try {
@@ -152,6 +178,7 @@ class AgentRun {
   private async runNode(node: PlanNode, nodeInput: string, history: ChatMessage[]): Promise<string> {
     const messages: ChatMessage[] = [...(node.system ? [{ role: 'system' as const, content: node.system }] : []), ...history];
     messages.push({ role: 'user', content: nodeInput });
+    const skills = (this.skills = new SkillSession(node, (use) => bookkeeping.recordSkillUse({ ...this.ref, use })));
     for (let position = 0; position < node.maxTurns; position++) {
       const result = await calls.callModel({
         ...this.ref,
@@ -159,7 +186,7 @@ class AgentRun {
         turn: this.turnCount++,
         model: node.model,
         messages,
-        tools: node.tools,
+        tools: skills.tools,
         script: node.script,
         scriptPosition: position,
         temperature: node.temperature,
@@ -170,7 +197,7 @@ class AgentRun {
 
       messages.push({ role: 'assistant', content: result.text, toolCalls: result.toolCalls });
       for (const call of result.toolCalls) {
-        const tool = node.tools.find((t) => t.name === call.tool) ?? null;
+        const tool = skills.tools.find((t) => t.name === call.tool) ?? null;
         const outcome = await this.runTool({ ...this.ref, nodeId: node.id, index: this.stepCount++, call, tool });
         messages.push({
           role: 'tool',
@@ -180,14 +207,19 @@ class AgentRun {
           isError: !outcome.ok,
         });
       }
+      // A skill loaded this turn: its instructions follow the turn's tool results.
+      messages.push(...skills.takeMessages());
     }
     throw agentRunFailure('MaxTurns', `node '${node.id}' used all ${node.maxTurns} turns without a final answer`);
   }
 
-  /** A built-in that changes the run runs here, as a step of its own; every other tool is an activity. */
+  /** A built-in that changes the run, or a subagent, runs here as a step of its own; every other tool is an activity. */
   private async runTool(step: StepInput): Promise<StepOutcome> {
+    if (step.tool?.kind === 'agent') return this.runSubagentStep(step);
     const builtin = step.tool?.kind === 'builtin' ? builtinTool(step.tool.builtin) : undefined;
-    if (builtin?.runsIn !== 'workflow') return calls.executeTool(step);
+    // Before skills, list_skills and use_skill failed in executeTool; runs recorded then replay that way.
+    const skillTool = step.tool?.builtin === 'list_skills' || step.tool?.builtin === 'use_skill';
+    if (builtin?.runsIn !== 'workflow' || (skillTool && !patched('workflow-skills'))) return calls.executeTool(step);
 
     await bookkeeping.beginStep(step);
     let outcome: StepOutcome;
@@ -209,20 +241,124 @@ class AgentRun {
       replacePlan: (plan) => {
         this.plan = plan;
       },
+      skills: this.skills!,
     };
   }
 
   private async askHuman(questionId: string, question: string): Promise<string> {
     // An experiment's run has no one to answer: the tool call fails and the model goes on without it.
     if (this.source === 'eval') throw new Error('no one answers questions in an eval run: ask_human is unavailable here');
-    // Pending before the run shows as paused, so an answer that follows the paused status is accepted.
-    this.pendingQuestion = { id: questionId, question };
-    await bookkeeping.pauseRun({ ...this.ref, questionId, question });
-    await condition(() => this.answers.has(questionId));
-    const answer = this.answers.get(questionId)!;
-    await bookkeeping.resumeRun({ ...this.ref, questionId, answer });
-    this.resumed.add(questionId);
-    return answer;
+    return (await this.pauseFor(questionId, question))!;
+  }
+
+  /**
+   * Pauses the run on a question — its own, or one a subagent asked (`relayed`) — until it is answered
+   * here, by the parent run, or (a relayed one) to the subagent directly; answers the answer, or null when
+   * the subagent ended before anyone answered.
+   */
+  private async pauseFor(questionId: string, question: string, relayed?: { childRunId: string; questionId: string; ended: () => boolean }): Promise<string | null> {
+    try {
+      // Pending before the run shows as paused, so an answer that follows the paused status is accepted.
+      this.pendingQuestion = { id: questionId, question };
+      await bookkeeping.pauseRun({ ...this.ref, questionId, question });
+      if (this.parentRunId) await this.signal(this.parentRunId, subagentQuestionSignal, { childRunId: this.ref.runId, questionId, question });
+      await condition(
+        () => this.answers.has(questionId) || this.answersFromParent.has(questionId) || this.settledBySubagent.has(questionId) || relayed?.ended() === true,
+      );
+      this.pendingQuestion = null;
+      const given = this.answers.get(questionId) ?? this.answersFromParent.get(questionId);
+      const answer = given ?? this.settledBySubagent.get(questionId) ?? null;
+      // A subagent that has ended meanwhile no longer takes it; its end reaches this run all the same.
+      if (relayed && given !== undefined && !relayed.ended()) {
+        await this.signal(relayed.childRunId, subagentAnswerSignal, { questionId: relayed.questionId, answer: given });
+      }
+      await bookkeeping.resumeRun({ ...this.ref, questionId, answer });
+      // The parent shows this question as its own until told it is settled, unless the answer came from it.
+      if (this.parentRunId && !this.answersFromParent.has(questionId)) {
+        await this.signal(this.parentRunId, subagentQuestionSettledSignal, { childRunId: this.ref.runId, questionId, answer });
+      }
+      return answer;
+    } finally {
+      // However the pause ends (a cancel included), an answer the update took gets its reply.
+      this.pendingQuestion = null;
+      this.resumed.add(questionId);
+    }
+  }
+
+  /** Signals another run's workflow; one that has closed (a relay racing its end) is no longer listening, which is no error here. */
+  private async signal<Args extends unknown[]>(workflowId: string, signal: SignalDefinition<Args>, ...args: Args): Promise<void> {
+    try {
+      await getExternalWorkflowHandle(workflowId).signal(signal, ...args);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+    }
+  }
+
+  subagentAsked(asked: SubagentQuestion): void {
+    this.subagentQuestions.push(asked);
+  }
+
+  subagentSettled({ childRunId, questionId, answer }: SubagentQuestionSettled): void {
+    const id = relayedQuestionId(childRunId, questionId);
+    this.settledBySubagent.set(id, answer);
+    // Settled below: an answer given here from now on would reach no one.
+    if (this.pendingQuestion?.id === id) this.pendingQuestion = null;
+  }
+
+  answeredByParent({ questionId, answer }: { questionId: string; answer: string }): void {
+    // Answered here first (the update took it), or not this run's question: the parent's answer is moot.
+    if (this.pendingQuestion?.id !== questionId) return;
+    this.answersFromParent.set(questionId, answer);
+    this.pendingQuestion = null;
+  }
+
+  /** A subagent tool's call: the child run, as a step of this run; its output is the tool's result. */
+  private async runSubagentStep(step: StepInput): Promise<StepOutcome> {
+    const outcome = await this.runSubagent(step);
+    await bookkeeping.completeStep(step, outcome);
+    return outcome;
+  }
+
+  /** Begins the step and runs the child (a child workflow whose id is its run id); answers how the call ended. */
+  private async runSubagent(step: StepInput): Promise<StepOutcome> {
+    // A child row the parent is cancelled before starting stays queued; finishRun ends it (db/runs.ts).
+    const start = await bookkeeping.startSubagentRun(step);
+    if (!start.ok) return { ok: false, error: start.error };
+    let result: Promise<AgentRunResult> | undefined;
+    let ended = false;
+    try {
+      const child = await startChild(agentRun, {
+        workflowId: start.runId,
+        taskQueue: workflowInfo().taskQueue,
+        args: [{ tenantId: this.ref.tenantId, runId: start.runId, parentRunId: this.ref.runId }],
+        typedSearchAttributes: runSearchAttributes({ tenantId: this.ref.tenantId, agentId: start.agentId, source: start.source }),
+        // A cancelled parent waits for its child to record its end, so the child's cost is in the parent's.
+        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+      });
+      result = child.result();
+      // Handled at once: the child may end while this run is paused on its question, long before `await result`.
+      result.then(
+        () => (ended = true),
+        () => (ended = true),
+      );
+      while (!ended) {
+        await condition(() => ended || this.subagentQuestions.length > 0);
+        const asked = this.subagentQuestions.shift();
+        if (asked && !ended && asked.childRunId === start.runId) {
+          await this.pauseFor(relayedQuestionId(asked.childRunId, asked.questionId), asked.question, { ...asked, ended: () => ended });
+        }
+      }
+      return { ok: true, result: (await result).output };
+    } catch (err) {
+      if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
+        if (result) await CancellationScope.nonCancellable(() => result!.catch(() => undefined));
+        throw err;
+      }
+      const what = isCancellation(err) ? 'was cancelled' : `failed: ${failureMessageOf(err)}`;
+      return { ok: false, error: `the subagent's run ${start.runId} ${what}` };
+    } finally {
+      this.subagentQuestions.length = 0;
+    }
   }
 
   private async finish(end: Omit<FinishInput, keyof RunRef | 'turns'>): Promise<void> {

@@ -6,3 +6,4 @@ export { experiment } from './experiment.js';
 export { experimentCell } from './experiment-cell.js';
 export { ping } from './ping.js';
 export { replayRun } from './replay-run.js';
+export { scheduledRun } from './scheduled-run.js';

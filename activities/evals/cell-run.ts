@@ -3,14 +3,16 @@ import type { Db } from '../../db/database.js';
 import { findCell, lockCell, markCellRunning, recordCellResult, type CellResult } from '../../db/experiment-cells.js';
 import { appendExperimentEvents } from '../../db/experiment-events.js';
 import { findExperiment } from '../../db/experiments.js';
+import { listProviderNames, listProviderPrices } from '../../db/provider-connections.js';
 import { listRunSteps } from '../../db/run-steps.js';
 import { createQueuedRun, findRun, isTerminal } from '../../db/runs.js';
 import type { ExperimentCell, Run } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import type { ExperimentCellInput } from '../../workflows/experiment-api.js';
 import type { Embedder } from '../embedding/index.js';
-import { costUsd } from '../models/prices.js';
-import { modelSettingsFromEnv } from '../models/settings.js';
+import { costUsd, type WorkspacePrices } from '../models/prices.js';
+import type { ModelSettings } from '../models/settings.js';
+import { workspaceModelSettings } from '../models/workspace-connections.js';
 import { sumUsage } from '../models/usage.js';
 import { cellEndEvent, cellStartedEvent } from './cell-events.js';
 import { scoreCell } from './scorers/score-cell.js';
@@ -86,10 +88,11 @@ export async function scoreEvalCell({ db, embedder, signal }: ScoringDeps, input
     if (!cell || cell.status !== 'running' || !cell.run_id) return undefined;
     const run = await findRun(tx, input.tenantId, cell.run_id);
     const steps = run ? await listRunSteps(tx, input.tenantId, run.id) : [];
-    return { cell, run, toolCalls: steps.map((step) => step.tool) };
+    const workspace = { workspaceProviders: await listProviderNames(tx, input.tenantId), workspacePrices: await listProviderPrices(tx, input.tenantId) };
+    return { cell, run, toolCalls: steps.map((step) => step.tool), workspace };
   });
   if (!read) return;
-  const result = await cellResult(read.cell, read.run, read.toolCalls, { embedder, signal });
+  const result = await cellResult(read.cell, read.run, read.toolCalls, { embedder, signal, modelSettings: workspaceModelSettings(db, input.tenantId), ...read.workspace });
   await withTenant(db, input.tenantId, async (tx) => {
     if (await recordCellResult(tx, input.tenantId, input.cellId, result)) {
       await appendExperimentEvents(tx, input.tenantId, input.experimentId, [cellEndEvent(read.cell, result)]);
@@ -101,7 +104,7 @@ async function cellResult(
   cell: ExperimentCell,
   run: Run | undefined,
   toolCalls: string[],
-  context: Pick<ScoringDeps, 'embedder' | 'signal'>,
+  context: Pick<ScoringDeps, 'embedder' | 'signal'> & { modelSettings: ModelSettings; workspaceProviders: ReadonlySet<string>; workspacePrices: WorkspacePrices },
 ): Promise<CellResult> {
   if (!run) return failedBeforeRun(`the cell's run ${cell.run_id} no longer exists`);
   const usage = { prompt_tokens: run.prompt_tokens, completion_tokens: run.completion_tokens };
@@ -123,9 +126,15 @@ async function cellResult(
       costUsd: run.cost_usd,
       latencyMs: run.duration_ms,
     },
-    { signal: context.signal, embedder: context.embedder, modelSettings: modelSettingsFromEnv(), recordModelCall: (call) => judgeCalls.push(call) },
+    {
+      signal: context.signal,
+      embedder: context.embedder,
+      modelSettings: context.modelSettings,
+      workspaceProviders: context.workspaceProviders,
+      recordModelCall: (call) => judgeCalls.push(call),
+    },
   );
-  const total = withJudgeCalls(usage, run.cost_usd, judgeCalls);
+  const total = withJudgeCalls(usage, run.cost_usd, judgeCalls, context.workspacePrices);
   return {
     status: scored.failure === null ? 'completed' : 'failed',
     output: run.output,
@@ -139,10 +148,10 @@ async function cellResult(
 }
 
 /** The run's usage and cost plus the judge calls': a part whose cost is unknown makes the total unknown. */
-function withJudgeCalls(runUsage: { prompt_tokens: number | null; completion_tokens: number | null }, runCost: string | null, calls: ScorerModelCall[]) {
+function withJudgeCalls(runUsage: { prompt_tokens: number | null; completion_tokens: number | null }, runCost: string | null, calls: ScorerModelCall[], prices: WorkspacePrices) {
   let cost: Decimal | null = runCost === null ? null : new Decimal(runCost);
   for (const call of calls) {
-    const callCost = costUsd(call.model, call.usage);
+    const callCost = costUsd(call.model, call.usage, process.env, prices);
     cost = cost === null || callCost === null ? null : cost.plus(callCost);
   }
   return { usage: sumUsage([runUsage, ...calls.map((call) => call.usage)]), costUsd: cost === null ? null : cost.toFixed() };

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { findAgentVersionByNumber, findPublishedVersion } from '../../db/agents.js';
+import { listProviderNames } from '../../db/provider-connections.js';
 import type { AgentGraph, StoredVariant } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { modelIdProblem } from '../models/model-id-problem.js';
@@ -27,11 +28,12 @@ export async function resolveVariants(tx: TenantTx, tenantId: string, agentId: s
   const problems: VariantProblem[] = [];
   const variants: StoredVariant[] = [];
   const names = new Set<string>();
+  const workspaceProviders = await listProviderNames(tx, tenantId);
   for (const [index, spec] of specs.entries()) {
     const field = `${path}[${index}]`;
     if (names.has(spec.name)) problems.push({ field: `${field}.name`, message: `repeats the variant name '${spec.name}'` });
     names.add(spec.name);
-    const resolved = await resolveVariant(tx, tenantId, agentId, spec, field);
+    const resolved = await resolveVariant(tx, tenantId, agentId, spec, field, workspaceProviders);
     if ('problems' in resolved) problems.push(...resolved.problems);
     else variants.push({ ...spec, resolved: resolved.resolved });
   }
@@ -44,6 +46,7 @@ async function resolveVariant(
   agentId: string,
   spec: VariantSpec,
   field: string,
+  workspaceProviders: ReadonlySet<string>,
 ): Promise<{ problems: VariantProblem[] } | { resolved: StoredVariant['resolved'] }> {
   const version =
     spec.agent_version === undefined ? await findPublishedVersion(tx, tenantId, agentId) : await findAgentVersionByNumber(tx, tenantId, agentId, spec.agent_version);
@@ -52,7 +55,7 @@ async function resolveVariant(
     return { problems: [{ field: `${field}.agent_version`, message }] };
   }
   if (spec.model !== undefined) {
-    const problem = modelProblem(spec.model);
+    const problem = modelProblem(spec.model, workspaceProviders);
     if (problem) return { problems: [{ field: `${field}.model`, message: problem }] };
   }
 
@@ -71,7 +74,7 @@ async function resolveVariant(
     return { problems: [{ field, message: err.message }] };
   }
   for (const node of nodes) {
-    const problem = modelProblem(node.model);
+    const problem = modelProblem(node.model, workspaceProviders);
     if (problem) return { problems: [{ field, message: `node '${node.id}': ${problem}` }] };
   }
   return { resolved: { agent_version_id: version.id, version: version.version, graph: pinPromptVersions(graph, nodes) } };
@@ -88,8 +91,8 @@ function pinPromptVersions(graph: AgentGraph, nodes: PlanNode[]): AgentGraph {
   return graph;
 }
 
-function modelProblem(model: string): string | undefined {
-  const problem = modelIdProblem(model);
+function modelProblem(model: string, workspaceProviders: ReadonlySet<string>): string | undefined {
+  const problem = modelIdProblem(model, workspaceProviders);
   return problem && `'${model}' is a model id ${problem}`;
 }
 

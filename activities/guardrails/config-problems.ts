@@ -13,18 +13,19 @@ const schemaValidators = new Map<GuardrailKind, ValidateFunction>();
  * not compile or that the linear-time engine cannot run, a JSON Schema that does not compile, a semantic
  * guardrail without a decision model. Empty when the config is usable.
  *
- * `defaultDecisionModel` defaults to the GUARDRAIL_MODEL environment variable, as at evaluation.
+ * `defaultDecisionModel` defaults to the GUARDRAIL_MODEL environment variable, as at evaluation;
+ * `workspaceProviders` are the names of the workspace's provider connections.
  */
 export function guardrailConfigProblems(
   kind: GuardrailKind,
   config: unknown,
-  options: { defaultDecisionModel?: string } = {},
+  options: { defaultDecisionModel?: string; workspaceProviders?: ReadonlySet<string> } = {},
 ): GuardrailConfigProblem[] {
   if (!GUARDRAIL_KINDS.includes(kind)) return [{ field: 'kind', message: `must be one of ${GUARDRAIL_KINDS.join(', ')}` }];
   const validate = schemaValidator(kind);
   if (!validate(config)) return unique((validate.errors ?? []).map(problemOf));
   const defaultDecisionModel = options.defaultDecisionModel ?? (process.env[GUARDRAIL_MODEL_ENV] || undefined);
-  return GUARDRAIL_KIND_DEFINITIONS[kind].problems(config, { defaultDecisionModel });
+  return GUARDRAIL_KIND_DEFINITIONS[kind].problems(config, { defaultDecisionModel, workspaceProviders: options.workspaceProviders });
 }
 
 function schemaValidator(kind: GuardrailKind): ValidateFunction {

@@ -4,6 +4,8 @@ import type { Db } from '../../db/database.js';
 import { appendRunEvents } from '../../db/run-events.js';
 import { appendGuardrailTrips } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
+import { listProviderNames } from '../../db/provider-connections.js';
+import { workspaceModelSettings } from '../models/workspace-connections.js';
 import { applyGuardrails, type Guardrail, type GuardrailOutcome, type GuardrailTrip } from './index.js';
 import type { ModelTurnUsage, RunRef } from '../runs/types.js';
 
@@ -30,7 +32,9 @@ export async function enforceGuardrails(
   signal?: AbortSignal,
   spent: ModelTurnUsage[] = [],
 ): Promise<GuardedText> {
-  const outcome = await applyGuardrails(guardrails, text, target, { signal });
+  // Only a semantic guardrail's decision model may name one of the workspace's provider connections.
+  const workspaceProviders = guardrails.some((g) => g.kind === 'semantic') ? await withTenant(db, ref.tenantId, (tx) => listProviderNames(tx, ref.tenantId)) : undefined;
+  const outcome = await applyGuardrails(guardrails, text, target, { signal, modelSettings: workspaceModelSettings(db, ref.tenantId), workspaceProviders });
   await recordTrips(db, ref, outcome.trips, scope);
   const turns = outcome.decisionModelCalls.map((call) => ({ model: call.model, usage: call.usage }));
   if (outcome.blocked) throw blockedFailure(outcome, [...spent, ...turns]);

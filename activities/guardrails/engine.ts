@@ -43,7 +43,7 @@ export async function applyGuardrails(
     checkTargetAndAction(guardrail);
     if (guardrail.target !== 'both' && guardrail.target !== target) continue;
     signal.throwIfAborted();
-    const check = preparedCheck(guardrail, defaultDecisionModel);
+    const check = preparedCheck(guardrail, defaultDecisionModel, options.workspaceProviders);
     const finding = await check(current, {
       signal,
       modelSettings: options.modelSettings,
@@ -66,14 +66,15 @@ export async function applyGuardrails(
 const MAX_PREPARED = 512;
 const prepared = new Map<string, Check>();
 
-function preparedCheck(guardrail: Guardrail, defaultDecisionModel: string | undefined): Check {
-  // The default decision model is part of the key: it decides whether a semantic config is usable.
-  const key = JSON.stringify([guardrail.kind, guardrail.config, guardrail.kind === 'semantic' ? defaultDecisionModel : null]);
+function preparedCheck(guardrail: Guardrail, defaultDecisionModel: string | undefined, workspaceProviders: ReadonlySet<string> | undefined): Check {
+  // The default decision model and the workspace's providers are part of the key: they decide whether a semantic config is usable.
+  const semantic = guardrail.kind === 'semantic';
+  const key = JSON.stringify([guardrail.kind, guardrail.config, semantic ? defaultDecisionModel : null, semantic ? [...(workspaceProviders ?? [])].sort() : null]);
   let check = prepared.get(key);
   if (check) {
     prepared.delete(key); // re-inserted below as the most recently used
   } else {
-    const problems = guardrailConfigProblems(guardrail.kind, guardrail.config, { defaultDecisionModel });
+    const problems = guardrailConfigProblems(guardrail.kind, guardrail.config, { defaultDecisionModel, workspaceProviders });
     if (problems.length > 0) throw new GuardrailConfigError(guardrail.name, problems);
     // A copy: the check must not change if the caller later edits the config object it was keyed by.
     check = GUARDRAIL_KIND_DEFINITIONS[guardrail.kind].prepare(structuredClone(guardrail.config));

@@ -22,6 +22,8 @@ export type Check = (text: string, context: CheckContext) => Finding | undefined
 
 export interface ConfigCheckContext {
   defaultDecisionModel: string | undefined;
+  /** The names of the workspace's provider connections, which model ids may name too. */
+  workspaceProviders?: ReadonlySet<string>;
 }
 
 /**

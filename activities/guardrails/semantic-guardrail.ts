@@ -18,7 +18,7 @@ export const GUARDRAIL_MODEL_ENV = 'GUARDRAIL_MODEL';
  * a failure: it rejects. Redaction replaces the whole text, since a verdict has no span.
  */
 export const semanticGuardrail: GuardrailKindDefinition<SemanticConfig> = {
-  problems(config, { defaultDecisionModel }) {
+  problems(config, { defaultDecisionModel, workspaceProviders }) {
     const problems: GuardrailConfigProblem[] = [];
     const model = config.model ?? defaultDecisionModel;
     if (!model) {
@@ -26,7 +26,7 @@ export const semanticGuardrail: GuardrailKindDefinition<SemanticConfig> = {
     }
     const source = config.model ? 'is' : `defaults to ${GUARDRAIL_MODEL_ENV}, which is`;
     const id = parseModelId(model);
-    const modelProblem = modelIdProblem(model);
+    const modelProblem = modelIdProblem(model, workspaceProviders);
     if (modelProblem) problems.push({ field: 'config.model', message: `${source} '${model}', ${modelProblem}` });
     if (id.provider === 'scripted' && !config.script) {
       problems.push({ field: 'config.script', message: 'is required with the scripted decision model' });

@@ -50,6 +50,8 @@ export interface GuardrailOptions {
   modelSettings?: ModelSettings;
   /** Decision model for semantic guardrails without `config.model`; defaults to env GUARDRAIL_MODEL. */
   defaultDecisionModel?: string;
+  /** The names of the workspace's provider connections, which a decision model may name. */
+  workspaceProviders?: ReadonlySet<string>;
 }
 
 /** Why a config cannot be used; `field` is a dotted path such as `config.pattern` or `config.keywords.3`. */

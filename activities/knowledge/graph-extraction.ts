@@ -3,6 +3,7 @@ import { newId } from '../../db/ids.js';
 import type { KnowledgeGraphSettings } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { streamModelTurn } from '../models/provider.js';
+import { workspaceModelSettings } from '../models/workspace-connections.js';
 import type { ScriptTurn } from '../models/types.js';
 
 const EXTRACTION_PROMPT =
@@ -49,6 +50,7 @@ export async function extractDocumentGraph(
         temperature: 0,
       },
       { signal, onTextDelta: () => {} },
+      workspaceModelSettings(db, tenantId),
     );
     beat();
     const extraction = parseExtraction(turn.text);

@@ -9,6 +9,7 @@ import { enforceGuardrails } from '../guardrails/enforce.js';
 import { isRetryableModelError } from './errors.js';
 import { recordedTurn, turnCompletedEvent } from './recorded-turn.js';
 import { streamModelTurn } from './provider.js';
+import { workspaceModelSettings } from './workspace-connections.js';
 import type { GuardedTurnResult, ModelTurnInput } from '../runs/types.js';
 
 const HEARTBEAT_EVERY_MS = 1000;
@@ -49,6 +50,7 @@ export async function callModel(db: Db, input: ModelTurnInput): Promise<GuardedT
         temperature: input.temperature ?? undefined,
       },
       { signal: context.cancellationSignal, onTextDelta: (delta) => (holdBack ? undefined : deltas.push(delta)) },
+      workspaceModelSettings(db, input.tenantId),
     );
     if (holdBack && result.text) {
       const spent = [{ model: input.model, usage: result.usage }];

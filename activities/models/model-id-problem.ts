@@ -3,12 +3,15 @@ import { MODEL_PROVIDERS } from './provider.js';
 
 /**
  * What is wrong with a model id a tenant saved (`provider/model`), as the end of a sentence about it
- * ("is 'x', whose provider is …"), or undefined when it names a model of a known provider. Checked when
+ * ("is 'x', whose provider is …"), or undefined when it names a model of a known provider: the server's
+ * own, or one of `workspaceProviders` (the names of the workspace's provider connections). Checked when
  * the id is saved, so a bad one is a 400 then rather than a failure in some later background job.
  */
-export function modelIdProblem(model: string): string | undefined {
+export function modelIdProblem(model: string, workspaceProviders: ReadonlySet<string> = new Set()): string | undefined {
   const id = parseModelId(model);
-  if (!(MODEL_PROVIDERS as readonly string[]).includes(id.provider)) return `whose provider is not one of ${MODEL_PROVIDERS.join(', ')}`;
+  if (!(MODEL_PROVIDERS as readonly string[]).includes(id.provider) && !workspaceProviders.has(id.provider)) {
+    return `whose provider is not one of ${MODEL_PROVIDERS.join(', ')} or the workspace's provider connections`;
+  }
   if (id.provider !== 'scripted' && !id.model) return `which names no model: use '${id.provider}/<model>'`;
   return undefined;
 }

@@ -80,10 +80,23 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The model's own price, else its provider's `provider/*` price, else null (unknown). */
-export function priceFor(model: string, env: NodeJS.ProcessEnv = process.env): ModelPrice | null {
+/**
+ * A workspace's prices from its provider connections: by connection name, then model name (the part
+ * after `provider/`) or `*` for every model of the connection (db/provider-connections.ts).
+ */
+export type WorkspacePrices = ReadonlyMap<string, Readonly<Record<string, ModelPrice>>>;
+
+/**
+ * The price the workspace's connection of the model's provider sets for it (or for `*`), else the
+ * model's own price, else its provider's `provider/*` price, else null (unknown).
+ */
+export function priceFor(model: string, env: NodeJS.ProcessEnv = process.env, workspace?: WorkspacePrices): ModelPrice | null {
+  const id = parseModelId(model);
+  const connection = workspace?.get(id.provider);
+  const own = connection && (connection[id.model] ?? connection['*']);
+  if (own) return own;
   const table = priceTableFromEnv(env);
-  return table[model] ?? table[`${parseModelId(model).provider}/*`] ?? null;
+  return table[model] ?? table[`${id.provider}/*`] ?? null;
 }
 
 // Enough digits that token counts times any configured price are never rounded.
@@ -93,8 +106,8 @@ const ExactDecimal = Decimal.clone({ precision: 100 });
  * The exact cost in USD as a plain decimal string ('0.00296', '0'), or null when a token count or
  * the model's price is unknown: an unknown cost is not a zero cost.
  */
-export function costUsd(model: string, usage: TurnUsage, env: NodeJS.ProcessEnv = process.env): string | null {
-  const price = priceFor(model, env);
+export function costUsd(model: string, usage: TurnUsage, env: NodeJS.ProcessEnv = process.env, workspace?: WorkspacePrices): string | null {
+  const price = priceFor(model, env, workspace);
   if (!price || usage.prompt_tokens === null || usage.completion_tokens === null) return null;
   const promptMicros = new ExactDecimal(usage.prompt_tokens).times(price.prompt);
   const completionMicros = new ExactDecimal(usage.completion_tokens).times(price.completion);

@@ -4,6 +4,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
 import { ModelConfigurationError } from './errors.js';
 import { parseModelId, requireModelName } from './model-id.js';
+import { connectionModel, withoutKey } from './provider-connection.js';
 import { streamScriptedTurn } from './scripted.js';
 import { streamSdkTurn } from './sdk-turn.js';
 import { modelSettingsFromEnv, type ModelSettings } from './settings.js';
@@ -12,7 +13,8 @@ import type { ModelTurnCallbacks, ModelTurnRequest, ModelTurnResult } from './ty
 export const MODEL_PROVIDERS = ['openai', 'anthropic', 'ollama', 'scripted'] as const;
 
 /**
- * Runs one model turn for `request.model` (`provider/model`): streams its text through
+ * Runs one model turn for `request.model` (`provider/model`, the provider being the workspace's
+ * connection of that name when `settings` has one, else the server's): streams its text through
  * `callbacks.onTextDelta` and returns the text, the tool calls to run, usage and finish reason.
  * Rejects with ModelConfigurationError when retrying cannot help, and with `callbacks.signal.reason`
  * when the signal fires.
@@ -24,7 +26,16 @@ export async function streamModelTurn(
 ): Promise<ModelTurnResult> {
   const id = parseModelId(request.model);
   if (id.provider === 'scripted') return streamScriptedTurn(request, callbacks);
-  return streamSdkTurn(sdkModel(id.provider, requireModelName(id, request.model), settings), request, callbacks);
+  const model = requireModelName(id, request.model);
+  const connection = await settings.workspaceConnection?.(id.provider);
+  if (!connection) return streamSdkTurn(sdkModel(id.provider, model, settings), request, callbacks);
+  try {
+    return await streamSdkTurn(connectionModel(connection, model), request, callbacks);
+  } catch (err) {
+    // A provider's error may quote the key it was sent; the message goes into run events.
+    if (err instanceof Error && connection.apiKey && err.message.includes(connection.apiKey)) err.message = withoutKey(err.message, connection.apiKey);
+    throw err;
+  }
 }
 
 function sdkModel(provider: string, model: string, settings: ModelSettings): LanguageModel {
@@ -43,7 +54,7 @@ function sdkModel(provider: string, model: string, settings: ModelSettings): Lan
       return createOpenAICompatible({ name: 'ollama', baseURL: settings.ollama.baseURL, includeUsage: true }).chatModel(model);
     default: {
       const known = MODEL_PROVIDERS.map((name) => `'${name}/'`).join(', ');
-      throw new ModelConfigurationError(`unknown model provider '${provider}': model ids start with one of ${known}`);
+      throw new ModelConfigurationError(`unknown model provider '${provider}': model ids start with one of ${known}, or the name of a provider connection of the workspace`);
     }
   }
 }

@@ -1,3 +1,5 @@
+import type { ProviderConnection } from './provider-connection.js';
+
 /**
  * Where each provider is reached and with which key, from the environment at call time (so a
  * worker picks up a rotated key on restart, and tests pass their own environment).
@@ -7,6 +9,11 @@ export interface ModelSettings {
   anthropic: { apiKey: string | undefined; baseURL: string | undefined };
   /** Any OpenAI-compatible server: Ollama, vLLM, llama.cpp. */
   ollama: { baseURL: string };
+  /**
+   * The workspace's own connection named like a model id's provider, which wins over the above
+   * (activities/models/workspace-connections.ts); absent outside a workspace's calls.
+   */
+  workspaceConnection?: (name: string) => Promise<ProviderConnection | undefined>;
 }
 
 export const DEFAULT_OLLAMA_BASE_URL = 'http://127.0.0.1:11434/v1';

@@ -2,8 +2,11 @@ import type { ActivityDeps } from '../deps.js';
 import { storeRunHistory } from './history.js';
 import { replayRunHistory } from './replay.js';
 import { beginRun, finishRun, pauseRun, resumeRun } from './lifecycle.js';
+import { recordSkillUse } from './skill-uses.js';
 import { beginStep, completeStep } from './steps.js';
+import { startSubagentRun } from './subagents.js';
 import type { FinishInput, RunRef, StepInput, StepOutcome } from './types.js';
+import type { RunSkillUse } from '../../db/schema.js';
 import type { ReplayRunInput } from '../../workflows/replay-run-api.js';
 
 /** The `agentRun` workflow's bookkeeping: the run record's transitions, its steps, its archived history and replays of it. */
@@ -17,10 +20,14 @@ export function runActivities({ db, temporal, workflowBundle }: ActivityDeps) {
      */
     startRun: (ref: RunRef) => beginRun(db, ref),
     pauseRun: (ref: RunRef & { questionId: string; question: string }) => pauseRun(db, ref),
-    resumeRun: (ref: RunRef & { questionId: string; answer: string }) => resumeRun(db, ref),
+    resumeRun: (ref: RunRef & { questionId: string; answer: string | null }) => resumeRun(db, ref),
     finishRun: (finish: FinishInput) => finishRun(db, finish),
     beginStep: (step: StepInput) => beginStep(db, step),
     completeStep: (step: StepInput, outcome: StepOutcome) => completeStep(db, step, outcome),
+    /** `use_skill` loaded a skill: the version joins the run's `skills`. */
+    recordSkillUse: (input: RunRef & { use: RunSkillUse }) => recordSkillUse(db, input),
+    /** A subagent tool's call: begins its step and records the child run the workflow then starts. */
+    startSubagentRun: (step: StepInput) => startSubagentRun(db, step),
     storeRunHistory: (ref: RunRef) => storeRunHistory(db, temporal, ref),
     /** The `replayRun` workflow's one step, on the `replays` queue. */
     replayRunHistory: (ref: ReplayRunInput) => replayRunHistory(db, workflowBundle, ref),

@@ -3,13 +3,15 @@ import { Decimal } from 'decimal.js';
 import type { Db } from '../../db/database.js';
 import { findAgentVersion } from '../../db/agents.js';
 import { appendRunEvents } from '../../db/run-events.js';
-import { findRun, markRunPaused, markRunResumed, markRunRunning, recordRunEnd } from '../../db/runs.js';
+import { listProviderPrices } from '../../db/provider-connections.js';
+import { findRun, listChildRunUsage, markRunPaused, markRunResumed, markRunRunning, recordRunEnd } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { touchThread } from '../../db/threads.js';
 import { crashPoint } from '../crash-points.js';
-import { costUsd } from '../models/prices.js';
+import { costUsd, type WorkspacePrices } from '../models/prices.js';
 import { sumUsage, type UsageSum } from '../models/usage.js';
 import { resolveGuardrails, resolveNodes, threadHistory } from './plan.js';
+import { endUnstartedSubagents, withSubagentUsage } from './subagents.js';
 import type { FinishInput, RunPlan, RunRef } from './types.js';
 
 /**
@@ -48,8 +50,11 @@ export async function pauseRun(db: Db, ref: RunRef & { questionId: string; quest
   });
 }
 
-/** paused → running, once the question is answered. */
-export async function resumeRun(db: Db, ref: RunRef & { questionId: string; answer: string }): Promise<void> {
+/**
+ * paused → running, once the question is answered; a null answer: the question was withdrawn (the
+ * subagent that asked it ended first, docs/subagents.md).
+ */
+export async function resumeRun(db: Db, ref: RunRef & { questionId: string; answer: string | null }): Promise<void> {
   await withTenant(db, ref.tenantId, async (tx) => {
     await markRunResumed(tx, ref.tenantId, ref.runId);
     await appendRunEvents(tx, ref.tenantId, ref.runId, [
@@ -60,8 +65,12 @@ export async function resumeRun(db: Db, ref: RunRef & { questionId: string; answ
 
 /** The end: status, output or error, usage and exact cost, duration, and the terminal event. */
 export async function finishRun(db: Db, finish: FinishInput): Promise<void> {
-  const usage = runUsage(finish.turns);
   await withTenant(db, finish.tenantId, async (tx) => {
+    // Priced as the workspace's provider connections say now, at the run's end.
+    const ownUsage = runUsage(finish.turns, await listProviderPrices(tx, finish.tenantId));
+    // A subagent has recorded its end before its parent can (the parent waits for it), so its usage is final.
+    await endUnstartedSubagents(tx, finish.tenantId, finish.runId);
+    const usage = withSubagentUsage(ownUsage, await listChildRunUsage(tx, finish.tenantId, finish.runId));
     const { threadId, endedAt, durationMs } = await recordRunEnd(tx, finish.tenantId, finish.runId, {
       status: finish.status,
       output: finish.output,
@@ -82,12 +91,15 @@ export async function finishRun(db: Db, finish: FinishInput): Promise<void> {
   await crashPoint('finish-run.after-commit', finish);
 }
 
-/** Token sums (null where any turn's count is unknown) and the exact cost (null when any part is unknown). */
-export function runUsage(turns: FinishInput['turns']): UsageSum & { cost_usd: string | null } {
+/**
+ * Token sums (null where any turn's count is unknown) and the exact cost (null when any part is
+ * unknown), at the workspace's connection prices where it has them.
+ */
+export function runUsage(turns: FinishInput['turns'], workspacePrices?: WorkspacePrices): UsageSum & { cost_usd: string | null } {
   const sum = sumUsage(turns.map((t) => t.usage));
   let cost: Decimal | null = new Decimal(0);
   for (const turn of turns) {
-    const turnCost = costUsd(turn.model, turn.usage);
+    const turnCost = costUsd(turn.model, turn.usage, process.env, workspacePrices);
     cost = cost === null || turnCost === null ? null : cost.plus(turnCost);
   }
   return { ...sum, cost_usd: cost === null ? null : cost.toFixed() };

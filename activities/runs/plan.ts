@@ -6,6 +6,8 @@ import type { TenantTx } from '../../db/tenant-transaction.js';
 import { findToolsByRef } from '../../db/tools.js';
 import type { AgentGraph, Tool } from '../../db/schema.js';
 import { builtinTool } from '../tools/builtins/registry.js';
+import { resolveNodeSkills } from './skills.js';
+import { subagentPlanTool } from './subagents.js';
 import type { ChatMessage, PlanNode, PlanTool } from './types.js';
 import type { ScriptTurn } from '../models/types.js';
 import { renderTemplate } from '../prompts/template.js';
@@ -46,6 +48,12 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
     if (prompt && typeof node.system === 'string') invalid(`node '${id}' has both "prompt" and "system"; use one`);
     const model = typeof node.model === 'string' && node.model ? node.model : prompt?.model;
     if (!model) invalid(`node '${id}' has no "model" (nor a prompt with a default model)`);
+    const nodeTools = (node.toolRefs ?? []).map((ref) => {
+      const tool = tools.get(ref);
+      if (!tool) invalid(`node '${id}' refers to tool '${ref}', which is not in the catalog`);
+      return planTool(tool!);
+    });
+    const skills = node.skills === undefined ? null : await resolveNodeSkills(tx, tenantId, id, node.skills, nodeTools, planTool);
     nodes.push({
       id,
       model: model!,
@@ -54,11 +62,8 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
       script: Array.isArray(node.script) ? (node.script as ScriptTurn[]) : null,
       temperature: typeof node.temperature === 'number' ? node.temperature : null,
       maxTurns: typeof node.max_turns === 'number' ? node.max_turns : DEFAULT_MAX_TURNS,
-      tools: (node.toolRefs ?? []).map((ref) => {
-        const tool = tools.get(ref);
-        if (!tool) invalid(`node '${id}' refers to tool '${ref}', which is not in the catalog`);
-        return planTool(tool!);
-      }),
+      tools: skills?.tools ?? nodeTools,
+      ...(skills?.skills.length ? { skills: skills.skills } : {}),
     });
   }
   return nodes;
@@ -91,6 +96,7 @@ async function resolvePrompt(tx: TenantTx, tenantId: string, nodeId: string, ref
 }
 
 function planTool(tool: Tool): PlanTool {
+  if (tool.kind === 'agent') return subagentPlanTool(tool);
   const builtin = builtinTool(tool.builtin);
   const httpSchema = (tool.http?.arguments_schema as PlanTool['parameters'] | undefined) ?? { type: 'object' };
   return {

@@ -18,7 +18,7 @@ export async function beginStep(db: Db, step: StepInput): Promise<void> {
       nodeId: step.nodeId,
       toolCallId: step.call.id,
       tool: step.call.tool,
-      toolId: step.tool?.id ?? null,
+      toolId: step.tool?.id || null, // '': a built-in offered without a catalog entry (activities/runs/skills.ts)
       arguments: step.call.arguments,
     });
     await appendRunEvents(tx, step.tenantId, step.runId, [

@@ -2,7 +2,7 @@ import type { ChatMessage, ModelTurnResult, ScriptTurn, ToolCall, TurnUsage } fr
 import type { JsonSchema } from '../json-schema/types.js';
 import type { StepEnd } from '../../db/run-steps.js';
 import type { TerminalStatus } from '../../db/runs.js';
-import type { RunPromptUse, ToolKind } from '../../db/schema.js';
+import type { AgentToolConfig, RunPromptUse, ToolKind } from '../../db/schema.js';
 import type { Guardrail } from '../guardrails/index.js';
 
 /**
@@ -17,12 +17,15 @@ export interface RunRef {
 
 /** A tool as a node may call it: catalog identity plus what the model is told. */
 export interface PlanTool {
+  /** The catalog id; '' for `list_skills` and `use_skill` offered to a node with skills without a catalog entry. */
   id: string;
   name: string;
   kind: ToolKind;
   builtin: string | null;
   description: string;
   parameters: JsonSchema;
+  /** Kind `agent`: the subagent it runs (absent on other kinds, and in plans recorded before subagents). */
+  agent?: AgentToolConfig;
 }
 
 /** One node of the graph, resolved for execution. */
@@ -35,6 +38,18 @@ export interface PlanNode {
   script: ScriptTurn[] | null;
   temperature: number | null;
   maxTurns: number;
+  tools: PlanTool[];
+  /** The skills the node may load (`use_skill`), versions fixed at the run's start; absent when it lists none. */
+  skills?: PlanSkill[];
+}
+
+/** A skill version a node may load: what `list_skills` shows, and what `use_skill` adds (docs/skills.md). */
+export interface PlanSkill {
+  skillId: string;
+  name: string;
+  version: number;
+  description: string;
+  instructions: string;
   tools: PlanTool[];
 }
 

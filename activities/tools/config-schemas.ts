@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../json-schema/types.js';
+import { MAX_REQUEST_INTEGER, type JsonSchema } from '../json-schema/types.js';
 import { argumentsSchemaProblem } from './arguments-validator.js';
 import type { HttpToolConfig } from './types.js';
 import { fillUrlTemplate, placeholderNames } from './url-template.js';
@@ -79,3 +79,23 @@ export function httpToolConfigProblems(config: HttpToolConfig): string[] {
   }
   return problems;
 }
+
+/** The highest `max_depth` a subagent tool may set: each level is a workflow waiting on the next. */
+export const SUBAGENT_DEPTH_LIMIT = 10;
+export const DEFAULT_SUBAGENT_MAX_DEPTH = 3;
+
+export const agentToolConfigSchema: JsonSchema = {
+  type: 'object',
+  required: ['agent'],
+  additionalProperties: false,
+  properties: {
+    agent: { type: 'string', minLength: 1, maxLength: 200, description: 'The agent to run: its id or name in this workspace; the tool keeps its id.' },
+    version: { type: 'integer', minimum: 1, maximum: MAX_REQUEST_INTEGER, description: 'A pinned version of that agent; left out, the version published when the tool is called.' },
+    max_depth: {
+      type: 'integer',
+      minimum: 1,
+      maximum: SUBAGENT_DEPTH_LIMIT,
+      description: `How many levels of subagents may run below the run a client started (default ${DEFAULT_SUBAGENT_MAX_DEPTH}); a call that would go deeper is a tool error.`,
+    },
+  },
+};

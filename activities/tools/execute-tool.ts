@@ -19,7 +19,7 @@ const HEARTBEAT_EVERY_MS = 1000;
 type ToolDeps = Pick<ActivityDeps, 'outboundPolicy' | 'embedder'>;
 
 /**
- * Runs one tool call that needs I/O (an activity built-in, http, mcp, and built-ins not available yet)
+ * Runs one tool call that needs I/O (an activity built-in, http, mcp)
  * and records it as a step. A failing tool is an answer, not an activity failure: the model sees the
  * error and the step is stored as failed.
  */
@@ -48,13 +48,14 @@ async function run(db: Db, deps: ToolDeps, step: StepInput, signal: AbortSignal)
     case 'builtin': {
       const builtin = builtinTool(tool.builtin);
       if (builtin?.runsIn === 'activity') return builtin.run(call.arguments, activityToolContext(db, deps, step.tenantId, signal));
-      if (builtin?.runsIn === 'unavailable') throw new Error(`the built-in tool '${tool.builtin}' is not available yet on this platform`);
       throw new Error(`the built-in tool '${tool.builtin}' cannot run as an activity`);
     }
     case 'http':
       return callHttpTool((await toolConfig(db, step)).http as unknown as HttpToolConfig, call.arguments, { signal, policy });
     case 'mcp':
       return callMcpTool((await toolConfig(db, step)).mcp as unknown as McpToolConfig, call.arguments, { signal, policy });
+    case 'agent':
+      throw new Error(`the subagent tool '${tool.name}' runs in the workflow, as a child run`);
   }
 }
 

@@ -1,6 +1,7 @@
 import { MAX_SCORERS, scorerConfigSchemas } from '../../activities/evals/scorers/config-schemas.js';
 import { SCORER_TYPES, type ScorerConfig } from '../../activities/evals/scorers/types.js';
 import { expectedProblems, scorerConfigProblems } from '../../activities/evals/scorers/validate.js';
+import { listProviderNames } from '../../db/provider-connections.js';
 import { deleteCaseById, insertCases, listCasesPage, type NewCase } from '../../db/eval-cases.js';
 import { deleteSuiteById, findSuitesByRef, listSuitesPage, saveSuite, findSuiteIdByName, updateSuite, type SuiteWithCount } from '../../db/eval-suites.js';
 import type { EvalCase, StoredScorer } from '../../db/schema.js';
@@ -83,8 +84,8 @@ function caseJson(c: EvalCase) {
 }
 
 /** 400 with every problem of a scorer list, each naming its field. */
-function assertScorers(scorers: unknown, field: string): StoredScorer[] {
-  const problems = scorerConfigProblems(scorers, field);
+function assertScorers(scorers: unknown, field: string, workspaceProviders: ReadonlySet<string>): StoredScorer[] {
+  const problems = scorerConfigProblems(scorers, field, workspaceProviders);
   if (problems.length > 0) throw invalidRequest(`invalid scorers: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
   return scorers as StoredScorer[];
 }
@@ -157,8 +158,8 @@ export const upsertSuite = defineOperation<Record<string, never>, unknown, { age
     200: { description: 'The agent had a suite of this name; updated', schema: upsertResultOf('suite', suiteSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
-    const scorers = body.scorers === undefined ? undefined : assertScorers(body.scorers, 'body.scorers');
     const { suite, created } = await tenant(async (tx) => {
+      const scorers = body.scorers === undefined ? undefined : assertScorers(body.scorers, 'body.scorers', await listProviderNames(tx, caller.tenantId));
       const agent = await agentOr404(tx, caller.tenantId, body.agent);
       return saveSuite(tx, caller.tenantId, agent.id, body.name, { description: body.description, scorers });
     });
@@ -201,10 +202,10 @@ export const updateSuiteOperation = defineOperation<{ ref: string }, { agent?: s
   errors: ['not_found', 'conflict'],
   responses: { 200: { description: 'The updated suite', schema: suiteBody } },
   handler: async ({ params, query, body, caller, tenant }) => {
-    const scorers = body.scorers === undefined ? undefined : assertScorers(body.scorers, 'body.scorers');
     const nameTaken = `the agent already has a suite named '${body.name}'`;
     const suite = await conflictIfNameTaken(nameTaken, () =>
       tenant(async (tx) => {
+        const scorers = body.scorers === undefined ? undefined : assertScorers(body.scorers, 'body.scorers', await listProviderNames(tx, caller.tenantId));
         const current = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
         const holder = body.name === undefined ? undefined : await findSuiteIdByName(tx, caller.tenantId, current.agent_id, body.name);
         if (holder !== undefined && holder !== current.id) throw new ApiError('conflict', nameTaken);
@@ -277,7 +278,8 @@ export const addCases = defineOperation<{ ref: string }, { agent?: string }, New
     const given = batch ? body.cases : [body];
     const added = await tenant(async (tx) => {
       const suite = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
-      const cases = given.map((c, index) => checkedCase(c, suite.scorers, batch ? `body.cases[${index}]` : 'body'));
+      const workspaceProviders = await listProviderNames(tx, caller.tenantId);
+      const cases = given.map((c, index) => checkedCase(c, suite.scorers, batch ? `body.cases[${index}]` : 'body', workspaceProviders));
       return insertCases(tx, caller.tenantId, suite.id, cases);
     });
     return { status: 201, body: { cases: added.map(caseJson) } };
@@ -285,8 +287,8 @@ export const addCases = defineOperation<{ ref: string }, { agent?: string }, New
 });
 
 /** The case as stored, or a 400 naming what is wrong with it. */
-function checkedCase(c: NewCaseBody, suiteScorers: StoredScorer[], path: string): NewCase {
-  const scorers = c.scorers === undefined ? null : assertScorers(c.scorers, `${path}.scorers`);
+function checkedCase(c: NewCaseBody, suiteScorers: StoredScorer[], path: string, workspaceProviders: ReadonlySet<string>): NewCase {
+  const scorers = c.scorers === undefined ? null : assertScorers(c.scorers, `${path}.scorers`, workspaceProviders);
   const problems: FieldError[] = expectedProblems((scorers ?? suiteScorers) as ScorerConfig[], c.expected ?? null, `${path}.expected`);
   if (problems.length > 0) throw invalidRequest(`${path}: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, problems);
   return { input: c.input, expected: c.expected ?? null, metadata: c.metadata ?? {}, tags: c.tags ?? [], scorers };

@@ -1,4 +1,5 @@
 import { GUARDRAIL_KINDS, guardrailConfigProblems, guardrailConfigSchemas, type GuardrailKind } from '../../activities/guardrails/index.js';
+import { listProviderNames } from '../../db/provider-connections.js';
 import { deleteGuardrailById, findGuardrail, listGuardrailsPage, saveGuardrail, setGuardrailEnabledById } from '../../db/guardrails.js';
 import type { GuardrailRow } from '../../db/schema.js';
 import { invalidRequest } from '../errors.js';
@@ -95,7 +96,8 @@ export const upsertGuardrail = defineOperation<Record<string, never>, unknown, G
     200: { description: 'A guardrail with this name existed; it is replaced', schema: upsertResultOf('guardrail', guardrailSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
-    const problems = guardrailConfigProblems(body.kind, body.config);
+    const workspaceProviders = body.kind === 'semantic' ? await tenant((tx) => listProviderNames(tx, caller.tenantId)) : undefined;
+    const problems = guardrailConfigProblems(body.kind, body.config, { workspaceProviders });
     if (problems.length) {
       const fields = problems.map((p) => ({ field: `body.${p.field}`, message: p.message }));
       throw invalidRequest(`invalid ${body.kind} config: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, fields);

@@ -108,7 +108,7 @@ export const getRun = defineOperation<{ runId: string }>({
   },
 });
 
-type RunListQuery = PageQuery & { agent?: string; source?: 'api' | 'eval' | 'all' };
+type RunListQuery = PageQuery & { agent?: string; source?: 'api' | 'eval' | 'schedule' | 'all'; parent_run_id?: string };
 
 function runListQuery(withAgentFilter: boolean): JsonSchema {
   return {
@@ -118,20 +118,22 @@ function runListQuery(withAgentFilter: boolean): JsonSchema {
       ...(pageQuery.properties as object),
       ...(withAgentFilter && { agent: { type: 'string', minLength: 1, description: 'Only runs of this agent (id or name); one that names no agent gives an empty list.' } }),
       source: {
-        enum: ['api', 'eval', 'all'],
+        enum: ['api', 'eval', 'schedule', 'all'],
         description: 'Only runs from this source. By default eval runs are left out; `all` includes them.',
       },
+      parent_run_id: { type: 'string', minLength: 1, description: 'Only the subagent runs this run started.' },
     },
   };
 }
 
 async function listRuns({ query, caller, tenant }: OperationContext<unknown, RunListQuery, unknown>, agentRef?: string) {
   const { items, nextCursor } = await tenant(async (tx) => {
-    if (agentRef) return listRunsPage(tx, caller.tenantId, { agentId: (await agentOr404(tx, caller.tenantId, agentRef)).id, source: query.source }, query);
+    const filter = { source: query.source, parentRunId: query.parent_run_id };
+    if (agentRef) return listRunsPage(tx, caller.tenantId, { ...filter, agentId: (await agentOr404(tx, caller.tenantId, agentRef)).id }, query);
     // A filter is not an address: an `agent` that names no agent matches no run (the spec lists 200 and 401 only).
     const filtered = query.agent ? await findAgent(tx, caller.tenantId, query.agent) : undefined;
     if (query.agent && !filtered) return { items: [], nextCursor: null };
-    return listRunsPage(tx, caller.tenantId, { agentId: filtered?.id, source: query.source }, query);
+    return listRunsPage(tx, caller.tenantId, { ...filter, agentId: filtered?.id }, query);
   });
   return { status: 200, body: { runs: items.map(runJson), next_cursor: nextCursor } };
 }

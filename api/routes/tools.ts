@@ -1,7 +1,9 @@
 import { BUILTIN_KEYS } from '../../activities/tools/builtins/registry.js';
-import { httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
+import { agentToolConfigSchema, httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
 import type { HttpToolConfig } from '../../activities/tools/types.js';
-import type { Tool, ToolKind } from '../../db/schema.js';
+import { findAgent } from '../../db/agents.js';
+import type { AgentToolConfig, Tool, ToolKind } from '../../db/schema.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
 import { findTool, findToolByName, insertToolIfNew, listToolsPage, updateToolById, type ToolDefinition } from '../../db/tools.js';
 import { invalidRequest, orNotFound, type FieldError } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
@@ -12,7 +14,7 @@ import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Tools';
-const TOOL_KINDS: ToolKind[] = ['builtin', 'http', 'mcp'];
+const TOOL_KINDS: ToolKind[] = ['builtin', 'http', 'mcp', 'agent'];
 const toolName: JsonSchema = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'What the model calls it; unique in the workspace.' };
 /** The tool `ref` names (id, else name), or 404. */
 const toolOr404 = refOr404(findTool, 'tool');
@@ -33,11 +35,12 @@ const REDACTED = '[redacted]';
 const toolSchema = closedObject({
   id: { type: 'string' },
   name: { type: 'string' },
-  kind: { enum: ['builtin', 'http', 'mcp'] },
+  kind: { enum: TOOL_KINDS },
   description: { type: ['string', 'null'] },
   builtin: { type: ['string', 'null'] },
   http: { anyOf: [{ type: 'null' }, { type: 'object' }] },
   mcp: { anyOf: [{ type: 'null' }, { type: 'object' }] },
+  agent: { anyOf: [{ type: 'null' }, agentToolConfigSchema] },
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -49,6 +52,7 @@ interface ToolBody {
   builtin?: string;
   http?: HttpToolConfig;
   mcp?: Record<string, unknown>;
+  agent?: AgentToolConfig;
 }
 
 export const listTools = defineListOperation({
@@ -72,7 +76,8 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
   description:
     '`builtin` tools name a built-in key; `http` tools call a URL template (requests to loopback, private, link-local and ' +
     'metadata addresses are refused unless the operator allow-lists them with TOOL_HTTP_ALLOW_HOSTS); `mcp` tools call a ' +
-    'tool of an MCP server over Streamable HTTP. Header values are write-only and read back as "[redacted]". ' +
+    'tool of an MCP server over Streamable HTTP; `agent` tools run another agent of the workspace as a subagent (a child ' +
+    'run, docs/subagents.md). Header values are write-only and read back as "[redacted]". ' +
     'A name that exists answers 200 with that tool as it is (the spec\'s upsert by name); change a tool with PATCH /v1/tools/{id}.',
   access: 'key',
   body: {
@@ -84,6 +89,7 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
         builtin: { enum: BUILTIN_KEYS, description: 'Required with, and only with, kind `builtin`.' },
         http: { ...httpToolConfigSchema, description: 'Required with, and only with, kind `http`.' },
         mcp: { ...mcpToolConfigSchema, description: 'Required with, and only with, kind `mcp`.' },
+        agent: { ...agentToolConfigSchema, description: 'Required with, and only with, kind `agent`: the agent (id or name) and an optional pinned version.' },
       },
       { required: ['name', 'kind'] },
     ),
@@ -101,8 +107,11 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
       builtin: body.builtin ?? null,
       http: body.http ?? null,
       mcp: body.mcp ?? null,
+      agent: body.agent ?? null,
     };
     const { tool, created } = await tenant(async (tx) => {
+      // A name that exists answers that tool unchanged, whatever the body says.
+      if (!(await findToolByName(tx, caller.tenantId, body.name))) definition.agent = (await subagentById(tx, caller.tenantId, body.agent)) ?? null;
       const inserted = await insertToolIfNew(tx, caller.tenantId, body.name, definition);
       const tool = inserted ?? orNotFound(await findToolByName(tx, caller.tenantId, body.name), 'tool', body.name);
       return { tool, created: Boolean(inserted) };
@@ -120,7 +129,7 @@ export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>(
   tag: TAG,
   summary: 'Rename a tool or change its definition',
   description:
-    'Fields left out stay as they are; `http` or `mcp` given replaces those settings whole (headers included: send them ' +
+    'Fields left out stay as they are; `http`, `mcp` or `agent` given replaces those settings whole (headers included: send them ' +
     'again, not the "[redacted]" read back). A new `kind` needs that kind\'s settings and drops the old kind\'s. ' +
     '`{id}` is the tool\'s id or name. Graphs refer to tools by id, so they follow a rename.',
   access: 'key',
@@ -136,6 +145,7 @@ export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>(
       builtin: { enum: BUILTIN_KEYS },
       http: httpToolConfigSchema,
       mcp: mcpToolConfigSchema,
+      agent: agentToolConfigSchema,
     },
     allOf: changedSettingsByKind,
   },
@@ -146,6 +156,7 @@ export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>(
     const tool = await conflictIfNameTaken(`a tool named '${body.name}' already exists`, () =>
       tenant(async (tx) => {
         const current = await toolOr404(tx, caller.tenantId, params.id);
+        body.agent = await subagentById(tx, caller.tenantId, body.agent);
         return updateToolById(tx, caller.tenantId, current.id, body.name ?? current.name, changedDefinition(current, body));
       }),
     );
@@ -156,7 +167,7 @@ export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>(
 /** The tool's definition with `changes` applied; a tool of one kind carries that kind's settings only. */
 function changedDefinition(current: Tool, changes: ToolChanges): ToolDefinition {
   const kind = changes.kind ?? current.kind;
-  const given: Record<ToolKind, unknown> = { builtin: changes.builtin, http: changes.http, mcp: changes.mcp };
+  const given: Record<ToolKind, unknown> = { builtin: changes.builtin, http: changes.http, mcp: changes.mcp, agent: changes.agent };
   const fields: FieldError[] = [];
   for (const other of TOOL_KINDS) {
     if (other !== kind && given[other] !== undefined) fields.push({ field: `body.${other}`, message: `is not allowed for kind '${kind}'` });
@@ -171,7 +182,24 @@ function changedDefinition(current: Tool, changes: ToolChanges): ToolDefinition 
     builtin: kind === 'builtin' ? (settings as string) : null,
     http: kind === 'http' ? (settings as object) : null,
     mcp: kind === 'mcp' ? (settings as object) : null,
+    agent: kind === 'agent' ? (settings as AgentToolConfig) : null,
   };
+}
+
+/**
+ * A subagent tool must name an agent of the workspace when it is saved (a typo is caught here, not at the
+ * first call), and keeps that agent's id: a rename does not break it, and another agent given the old
+ * name later does not take its place. A deleted agent is a tool error the model sees.
+ */
+async function subagentById<C extends AgentToolConfig | undefined>(tx: TenantTx, tenantId: string, config: C): Promise<C> {
+  if (!config) return config;
+  const agent = await findAgent(tx, tenantId, config.agent);
+  if (!agent) {
+    throw invalidRequest(`invalid tool: body.agent.agent names no agent of this workspace ('${config.agent}')`, [
+      { field: 'body.agent.agent', message: `names no agent of this workspace` },
+    ]);
+  }
+  return { ...config, agent: agent.id };
 }
 
 /** What the body schema cannot say about an http tool's settings. */
@@ -188,6 +216,7 @@ function toolJson(tool: Tool) {
     ...pick(tool, ['id', 'name', 'kind', 'description', 'builtin']),
     http: redactHeaders(tool.http),
     mcp: redactHeaders(tool.mcp),
+    agent: tool.agent ?? null,
     ...timestampsJson(tool),
   };
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { newSecretsKeyEntry } from '../../activities/secrets/secrets-key.js';
 import { serviceConfigFromEnv } from '../../api/config.js';
 import { databaseConfigFromEnv, type DatabaseConfig } from '../../db/config.js';
 import { startPlatform, type Platform } from '../../workers/platform.js';
@@ -38,6 +39,8 @@ export async function mochaGlobalSetup(): Promise<void> {
   echoModel = await startEchoModel();
   process.env.OLLAMA_BASE_URL = echoModel.baseURL;
   process.env.TOOL_HTTP_ALLOW_HOSTS = ALLOWED_TOOL_HOST;
+  // As an operator must on Postgres; on PGlite the platform makes its own key in the data directory.
+  if (process.env.DATABASE_URL) process.env.SECRETS_KEY ??= newSecretsKeyEntry('test');
   // Runs that fail on purpose would each log a warning; the tests check the failures themselves.
   process.env.TEMPORAL_LOG_LEVEL ??= 'ERROR';
   const database: DatabaseConfig = process.env.DATABASE_URL

@@ -22,10 +22,10 @@ const JUDGE_MAX_OUTPUT_TOKENS = 1024;
 export const llmJudgeScorer: ScorerDefinition<LlmJudgeConfig> = {
   readsOutput: true,
 
-  problems(config, path) {
+  problems(config, path, workspaceProviders) {
     const problems: ScorerConfigProblem[] = [];
     const id = parseModelId(config.model);
-    const modelProblem = modelIdProblem(config.model);
+    const modelProblem = modelIdProblem(config.model, workspaceProviders);
     if (modelProblem) problems.push({ field: `${path}.model`, message: `is '${config.model}', ${modelProblem}` });
     if (id.provider === 'scripted' && !config.script) {
       problems.push({ field: `${path}.script`, message: 'is required with the scripted judge model' });

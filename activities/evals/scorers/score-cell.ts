@@ -42,7 +42,7 @@ export async function scoreCell(scorers: ScorerConfig[], subject: ScoringSubject
 
 async function scoreOne(config: ScorerConfig, subject: ScoringSubject, context: ScoreContext): Promise<Score> {
   // Configs were checked when they were stored; checking again is cheap and guards against ones stored by an older version.
-  const problems = scorerProblems(config, '').map(({ field, message }) => (field ? `${field.replace(/^\./, '')} ${message}` : message));
+  const problems = scorerProblems(config, '', context.workspaceProviders).map(({ field, message }) => (field ? `${field.replace(/^\./, '')} ${message}` : message));
   if (problems.length > 0) throw new Error(`its config is invalid: ${problems.join('; ')}`);
   const definition = SCORER_DEFINITIONS[config.type];
   if (definition.readsOutput && subject.output === null) return verdict(config, 0, 'the run ended without an output');

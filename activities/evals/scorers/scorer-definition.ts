@@ -12,7 +12,7 @@ export interface ScorerDefinition<Config> {
   /** Whether it scores the output: a run that ended without one scores 0 on it, before `prepare`'s function is called. */
   readonly readsOutput: boolean;
   /** What the schema cannot check; `path` is the scorer's own, e.g. `scorers[2]`, and fields extend it: `scorers[2].pattern`. */
-  problems(config: Config, path: string): ScorerConfigProblem[];
+  problems(config: Config, path: string, workspaceProviders?: ReadonlySet<string>): ScorerConfigProblem[];
   /** Why a case's `expected` cannot be scored by this scorer (e.g. "must be a number or a numeric string"), or undefined. */
   expectedProblem(config: Config, expected: unknown): string | undefined;
   /** Prepares the scorer once (compiling patterns and schemas), for a config without problems. */

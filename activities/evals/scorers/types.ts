@@ -57,6 +57,8 @@ export interface ScoreContext {
   signal: AbortSignal;
   embedder: () => Embedder;
   modelSettings: ModelSettings | undefined;
+  /** The names of the workspace's provider connections, which a judge model may name. */
+  workspaceProviders?: ReadonlySet<string>;
   recordModelCall(call: ScorerModelCall): void;
 }
 

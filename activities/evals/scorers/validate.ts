@@ -15,17 +15,18 @@ const compiled = schemaCache((schema) => ajv.compile(schema));
  * then (only for a config of the right shape) what it cannot say: a pattern that does not compile or
  * that the linear-time engine cannot run, a JSON Schema that does not compile, a judge model that does not
  * exist. Then names used twice (a scorer's name is its `name`, else its type). Empty when usable.
- * Fields are paths from `path`: `scorers[0].type`, `scorers[2].tools[1]`.
+ * Fields are paths from `path`: `scorers[0].type`, `scorers[2].tools[1]`. A judge model may name one of
+ * `workspaceProviders` (the workspace's provider connections).
  */
-export function scorerConfigProblems(scorers: unknown, path = 'scorers'): ScorerConfigProblem[] {
+export function scorerConfigProblems(scorers: unknown, path = 'scorers', workspaceProviders?: ReadonlySet<string>): ScorerConfigProblem[] {
   if (!Array.isArray(scorers)) return [{ field: path, message: 'must be an array of scorers' }];
   if (scorers.length > MAX_SCORERS) return [{ field: path, message: `must have at most ${MAX_SCORERS} scorers, not ${scorers.length}` }];
-  const problems = scorers.flatMap((scorer: unknown, index) => scorerProblems(scorer, `${path}[${index}]`));
+  const problems = scorers.flatMap((scorer: unknown, index) => scorerProblems(scorer, `${path}[${index}]`, workspaceProviders));
   return [...problems, ...duplicateNameProblems(scorers, path)];
 }
 
 /** Everything wrong with one scorer's config; `path` is its own, e.g. `scorers[2]`. */
-export function scorerProblems(scorer: unknown, path: string): ScorerConfigProblem[] {
+export function scorerProblems(scorer: unknown, path: string, workspaceProviders?: ReadonlySet<string>): ScorerConfigProblem[] {
   if (!isPlainObject(scorer)) return [{ field: path, message: 'must be an object with a `type`' }];
   const { type } = scorer;
   if (type === undefined) return [{ field: `${path}.type`, message: `is required: one of ${SCORER_TYPES.join(', ')}` }];
@@ -34,7 +35,7 @@ export function scorerProblems(scorer: unknown, path: string): ScorerConfigProbl
   }
   const validate = schemaValidator(type);
   if (!validate(scorer)) return unique(simplified(validate.errors ?? []).map((error) => problemOf(error, path, type)));
-  return SCORER_DEFINITIONS[type].problems(scorer, path);
+  return SCORER_DEFINITIONS[type].problems(scorer, path, workspaceProviders);
 }
 
 /**

@@ -9,7 +9,7 @@ import type { PlanStep } from './plan.js';
  * `workflow` tools itself), so they import only pure code and types: what an activity tool does with
  * the outside world reaches it through `ActivityToolContext`.
  */
-export type BuiltinTool = WorkflowBuiltinTool | ActivityBuiltinTool | UnavailableBuiltinTool;
+export type BuiltinTool = WorkflowBuiltinTool | ActivityBuiltinTool;
 
 interface BuiltinToolBase {
   description: string;
@@ -28,11 +28,6 @@ export interface ActivityBuiltinTool extends BuiltinToolBase {
   run(args: Record<string, unknown>, context: ActivityToolContext): Promise<unknown>;
 }
 
-/** Listed so agents can name it; a call gets a tool error until the capability ships. */
-export interface UnavailableBuiltinTool extends BuiltinToolBase {
-  runsIn: 'unavailable';
-}
-
 /** What a workflow tool may do to the run it belongs to (workflows/agent-run.ts provides it). */
 export interface WorkflowToolContext {
   /** The step's index in the run, unique per tool call. */
@@ -42,6 +37,16 @@ export interface WorkflowToolContext {
   /** The plan kept in workflow state (`plan_write` replaces it, `verify_plan` reports it). */
   plan(): PlanStep[];
   replacePlan(plan: PlanStep[]): void;
+  /** The skills of the step's node (`list_skills`, `use_skill`; activities/tools/builtins/skill-session.ts). */
+  skills: NodeSkills;
+}
+
+/** What a node's skills offer its tools. */
+export interface NodeSkills {
+  /** The skills the node may load, with whether each is loaded. */
+  list(): Array<{ name: string; description: string; version: number; loaded: boolean }>;
+  /** Loads the skill: its instructions join the conversation, its tools the node's. Throws when the node may not use it. */
+  use(name: string): Promise<Record<string, unknown>>;
 }
 
 /** What an activity tool reaches, bound to the run's tenant (activities/tools/execute-tool.ts provides it). */

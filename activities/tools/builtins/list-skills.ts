@@ -1,8 +1,11 @@
-import { objectSchema, type UnavailableBuiltinTool } from './definition.js';
+import { objectSchema, type WorkflowBuiltinTool } from './definition.js';
 
-/** Ships with skills (a later issue). */
-export const listSkills: UnavailableBuiltinTool = {
-  runsIn: 'unavailable',
-  description: 'List the skills this agent can use.',
+/** The skills the node may load (its graph's `skills`), with what each is for. */
+export const listSkills: WorkflowBuiltinTool = {
+  runsIn: 'workflow',
+  description: 'List the skills you can load with use_skill: each name with a description of what it is for and when to use it.',
   parameters: objectSchema({}, []),
+  async run(_args, run) {
+    return { skills: run.skills.list() };
+  },
 };

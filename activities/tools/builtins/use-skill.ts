@@ -1,8 +1,12 @@
-import { objectSchema, type UnavailableBuiltinTool } from './definition.js';
+import { objectSchema, requireString, type WorkflowBuiltinTool } from './definition.js';
 
-/** Ships with skills (a later issue). */
-export const useSkill: UnavailableBuiltinTool = {
-  runsIn: 'unavailable',
-  description: 'Load a skill by name.',
-  parameters: objectSchema({ name: { type: 'string' } }, ['name']),
+/** Loads one of the node's skills: its instructions join the conversation and its tools become callable. */
+export const useSkill: WorkflowBuiltinTool = {
+  runsIn: 'workflow',
+  description:
+    'Load a skill by name (list_skills names them). Its instructions are added to the conversation for your next step, and its tools become available.',
+  parameters: objectSchema({ name: { type: 'string', description: 'The skill to load, as list_skills names it.' } }, ['name']),
+  async run(args, run) {
+    return run.skills.use(requireString(args, 'name'));
+  },
 };

@@ -31,10 +31,10 @@ export interface WireServer {
 }
 
 /**
- * A local HTTP server on 127.0.0.1 that answers each request with `reply(request)`, streaming the
- * events over real SSE the way the provider does, so the SDK's own parsers read them.
+ * A local HTTP server on `host` (127.0.0.1 unless given) that answers each request with `reply(request)`,
+ * streaming the events over real SSE the way the provider does, so the SDK's own parsers read them.
  */
-export async function startWireServer(reply: (request: ReceivedRequest) => WireReply): Promise<WireServer> {
+export async function startWireServer(reply: (request: ReceivedRequest) => WireReply, host = '127.0.0.1'): Promise<WireServer> {
   const server = http.createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -58,11 +58,11 @@ export async function startWireServer(reply: (request: ReceivedRequest) => WireR
     if (hungUp) wire.abandonedReplies++;
     else res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
 
   const wire: WireServer = {
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL: `http://${host}:${port}/v1`,
     requests: [],
     abandonedReplies: 0,
     close: () =>
