@@ -36,6 +36,25 @@ describe('subagents', () => {
     return { top, middle, leaf };
   }
 
+  /**
+   * A chain whose leaf asks `question` (its first turn using `leafUsage`), started: every run of it is
+   * paused, the top run's stream ended at its run.paused (`paused`).
+   */
+  async function pausedChain(prefix: string, question: string, leafUsage?: ReturnType<typeof usage>) {
+    const { top } = await chain(prefix, [
+      { tool_calls: [{ tool: 'ask_human', arguments: { question } }], ...(leafUsage && { usage: leafUsage }) },
+      { text: `${prefix}: the leaf is done` },
+    ], [askHuman]);
+    const response = await stream('POST', `/v1/agents/${top}/runs`, { key, body: { input: 'go' } });
+    const paused = response.frames.at(-1)!;
+    expect(paused.event, 'the top run pauses too').to.equal('run.paused');
+    const topId = response.frames[0]!.data.run_id as string;
+    const middleId = await childOf(topId);
+    const leafId = await childOf(middleId);
+    await waitForStatus(middleId, 'paused');
+    return { topId, middleId, leafId, paused };
+  }
+
   async function runOf(runId: string) {
     const response = await call('GET', `/v1/runs/${runId}`, { key });
     expect(response.status).to.equal(200);
@@ -98,20 +117,10 @@ describe('subagents', () => {
   });
 
   it("pauses every run above a subagent's ask_human, and the answer given to the top run reaches the subagent", async () => {
-    const { top } = await chain('ask', [
-      { tool_calls: [{ tool: 'ask_human', arguments: { question: 'Which colour?' } }], usage: usage(1, 1) },
-      { text: 'the colour is chosen', usage: usage(1, 1) },
-    ], [askHuman]);
-    const response = await stream('POST', `/v1/agents/${top}/runs`, { key, body: { input: 'go' } });
-    const paused = response.frames.at(-1)!;
-    expect(paused.event, 'the top run pauses too').to.equal('run.paused');
-    const topId = response.frames[0]!.data.run_id as string;
-    const middleId = await childOf(topId);
-    const leafId = await childOf(middleId);
+    const { topId, middleId, leafId, paused } = await pausedChain('ask', 'Which colour?');
     const expectedId = `${middleId}/${leafId}/q_0`;
     expect(paused.data).to.include({ question_id: expectedId, question: 'Which colour?' });
-    const middlePaused = await waitForStatus(middleId, 'paused');
-    expect(middlePaused.pending_question).to.include({ id: `${leafId}/q_0`, question: 'Which colour?' });
+    expect((await runOf(middleId)).run.pending_question).to.include({ id: `${leafId}/q_0`, question: 'Which colour?' });
     expect((await runOf(leafId)).run.pending_question).to.include({ id: 'q_0' });
 
     const answered = await call('POST', `/v1/runs/${topId}/answer`, { key, body: { answer: 'teal' } });
@@ -139,14 +148,7 @@ describe('subagents', () => {
   });
 
   it('resumes the runs above when the subagent itself is answered', async () => {
-    const { top } = await chain('direct', [
-      { tool_calls: [{ tool: 'ask_human', arguments: { question: 'Size?' } }] },
-      { text: 'sized' },
-    ], [askHuman]);
-    const response = await stream('POST', `/v1/agents/${top}/runs`, { key, body: { input: 'go' } });
-    expect(response.frames.at(-1)!.event).to.equal('run.paused');
-    const topId = response.frames[0]!.data.run_id as string;
-    const leafId = await childOf(await childOf(topId));
+    const { topId, leafId } = await pausedChain('direct', 'Size?');
     const answered = await call('POST', `/v1/runs/${leafId}/answer`, { key, body: { answer: 'large' } });
     expect(answered.status).to.equal(200);
     const topRun = await waitForStatus(topId, 'completed');
@@ -160,16 +162,7 @@ describe('subagents', () => {
   });
 
   it('cancelling the parent cancels its subagents, and the parent keeps what they spent', async () => {
-    const { top } = await chain('cancel', [
-      { tool_calls: [{ tool: 'ask_human', arguments: { question: 'Wait?' } }], usage: usage(5, 5) },
-      { text: 'never' },
-    ], [askHuman]);
-    const response = await stream('POST', `/v1/agents/${top}/runs`, { key, body: { input: 'go' } });
-    expect(response.frames.at(-1)!.event).to.equal('run.paused');
-    const topId = response.frames[0]!.data.run_id as string;
-    const middleId = await childOf(topId);
-    const leafId = await childOf(middleId);
-
+    const { topId, middleId, leafId } = await pausedChain('cancel', 'Wait?', usage(5, 5));
     expect((await call('POST', `/v1/runs/${topId}/cancel`, { key })).status).to.equal(202);
     const topRun = await waitForStatus(topId, 'cancelled');
     expect((await runOf(middleId)).run.status).to.equal('cancelled');
@@ -180,16 +173,7 @@ describe('subagents', () => {
   });
 
   it('a subagent cancelled on its own while the runs above wait on its question: they resume, and the call fails', async () => {
-    const { top } = await chain('withdraw', [
-      { tool_calls: [{ tool: 'ask_human', arguments: { question: 'Anyone?' } }] },
-      { text: 'never' },
-    ], [askHuman]);
-    const response = await stream('POST', `/v1/agents/${top}/runs`, { key, body: { input: 'go' } });
-    expect(response.frames.at(-1)!.event).to.equal('run.paused');
-    const topId = response.frames[0]!.data.run_id as string;
-    const middleId = await childOf(topId);
-    const leafId = await childOf(middleId);
-    await waitForStatus(middleId, 'paused');
+    const { topId, middleId, leafId } = await pausedChain('withdraw', 'Anyone?');
 
     expect((await call('POST', `/v1/runs/${leafId}/cancel`, { key })).status).to.equal(202);
     const topRun = await waitForStatus(topId, 'completed');

@@ -23,6 +23,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('runs_parent_step_idx').execute();
   await db.schema.alterTable('runs').dropColumn('parent_run_id').dropColumn('parent_step').dropColumn('depth').execute();
   await db.schema.alterTable('tools').dropColumn('agent').execute();
+  // Subagent tools cannot exist without this migration.
+  await sql`delete from tools where kind = 'agent'`.execute(db);
   await sql`alter table tools drop constraint tools_kind_check`.execute(db);
   await sql`alter table tools add constraint tools_kind_check check (kind in ('builtin', 'http', 'mcp'))`.execute(db);
 }
