@@ -16,6 +16,9 @@ export class SkillMdError extends Error {}
 
 const FRONT_MATTER = /^---[ \t]*\n(?:([\s\S]*?)\n)?---[ \t]*(?:\n|$)/;
 
+/** The largest front matter parsed, in UTF-8 bytes: parsing runs on the event loop, and `name` and `description` need little. */
+export const MAX_FRONT_MATTER_BYTES = 64 * 1024;
+
 export function parseSkillMd(text: string): SkillMd {
   const normalized = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   const match = FRONT_MATTER.exec(normalized);
@@ -27,10 +30,16 @@ export function parseSkillMd(text: string): SkillMd {
 }
 
 function frontMatter(source: string): Record<string, unknown> {
+  const bytes = Buffer.byteLength(source, 'utf8');
+  if (bytes > MAX_FRONT_MATTER_BYTES) {
+    throw new SkillMdError(`SKILL.md front matter is ${bytes} bytes; at most ${MAX_FRONT_MATTER_BYTES} are allowed`);
+  }
   let value: unknown;
   try {
     // The core schema reads dates as strings; a low alias limit keeps a "billion laughs" file cheap.
-    value = YAML.parse(source, { schema: 'core', uniqueKeys: true, maxAliasCount: 20, prettyErrors: false });
+    // logLevel 'error' still throws errors, but keeps warnings (an unknown `!tag`, thousands of them if
+    // the file says so) from process.emitWarning, that is from the server's stderr.
+    value = YAML.parse(source, { schema: 'core', uniqueKeys: true, maxAliasCount: 20, prettyErrors: false, logLevel: 'error' });
   } catch (err) {
     throw new SkillMdError(`SKILL.md front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -217,6 +217,8 @@ describe('skills: the resource', () => {
       ['---\nname: a/b\ndescription: y\n---\nBody', /SKILL\.md: .*body\.name/],
       [`---\nname: x\ndescription: ${'d'.repeat(1025)}\n---\nBody`, /SKILL\.md: .*body\.description/],
       [`---\nname: x\ndescription: y\n---\n${'i'.repeat(100_001)}`, /SKILL\.md: .*body\.instructions/],
+      // Refused before it is parsed.
+      [`---\nname: x\ndescription: y\nmetadata: "${'m'.repeat(64 * 1024)}"\n---\nBody`, /front matter is 65571 bytes; at most 65536 are allowed/],
     ];
     for (const [text, message] of bad) {
       const response = await importFile(key, text);
@@ -235,6 +237,36 @@ describe('skills: the resource', () => {
     form.append('other', 'no file here');
     expect((await call('POST', '/v1/skills/import', { key, ...(await multipart(form)) })).status).to.equal(400);
     expect((await call('GET', '/v1/skills', { key })).body.skills).to.deep.equal([]);
+  });
+
+  it('sends no YAML warning to the process (stderr): unknown tags are read as plain values', async () => {
+    const tags = Array.from({ length: 200 }, (_, i) => `  k${i}: !tag${i} v`).join('\n');
+    const warnings: unknown[] = [];
+    const emitWarning = process.emitWarning;
+    process.emitWarning = ((warning: unknown) => void warnings.push(warning)) as typeof process.emitWarning;
+    try {
+      const response = await importFile(key, `---\nname: !custom tagged\ndescription: !other d\nmetadata:\n${tags}\n---\nBody`);
+      expect(response.status).to.equal(201);
+      expect(response.body.skill).to.include({ name: 'tagged', description: 'd' });
+    } finally {
+      process.emitWarning = emitWarning;
+    }
+    expect(warnings).to.deep.equal([]);
+  });
+
+  it('documents a JSON content limit that a JSON body can hold, even with every character escaped', async () => {
+    const document = (await call('GET', '/openapi.json')).body;
+    const schema = document.paths['/v1/skills/import'].post.requestBody.content['application/json'].schema;
+    const maxLength: number = schema.properties.content.maxLength;
+    expect(maxLength).to.be.at.least(80_000);
+    // maxLength characters outside the BMP, each escaped as a surrogate pair (12 bytes): read (400), not refused as too large (413).
+    const rawBody = `{"content":"${'\\ud83d\\ude00'.repeat(maxLength)}"}`;
+    const response = await call('POST', '/v1/skills/import', { key, rawBody });
+    expect(response.status, JSON.stringify(response.body).slice(0, 200)).to.equal(400);
+    expect(response.body.error.message).to.match(/must start with YAML front matter/);
+    const over = await call('POST', '/v1/skills/import', { key, body: { content: 'x'.repeat(maxLength + 1) } });
+    expect(over.status).to.equal(400);
+    expect(over.body.error.message).to.match(/content/);
   });
 });
 
@@ -377,6 +409,47 @@ describe('skills: in runs', () => {
       expect(record.run.status).to.equal('failed');
       expect(record.run.error.code).to.equal('invalid_graph');
       expect(record.run.error.message).to.match(message);
+    }
+  });
+
+  it("fails the run as an invalid graph when the plan would carry over 256 KB of skill instructions, naming the node and the total", async () => {
+    for (const [name, text] of [['big-a', 'a'], ['big-b', 'b'], ['big-c', 'c'], ['big-accented', 'é']] as Array<[string, string]>) {
+      const created = await call('POST', '/v1/skills', { key, body: { name, description: 'big', instructions: text.repeat(100_000) } });
+      expect(created.status).to.equal(201);
+    }
+    const node = (id: string, skills: string[]) => ({ id, model: 'scripted', toolRefs: [], skills, script: [{ text: id }] });
+    // Counted in UTF-8 bytes: 100,000 ASCII characters and 100,000 accented ones are 300,000 bytes.
+    const bytes = await run({ nodes: [node('main', ['big-a', 'big-accented'])] });
+    expect(bytes.record.run.error).to.include({ code: 'invalid_graph' });
+    expect(bytes.record.run.error.message).to.match(/node 'main': its skills' instructions \(300000 bytes\) bring the run's total to 300000 bytes; at most 262144/);
+    // Across the nodes: the third one goes over.
+    const edges = [{ from: 'one', to: 'two' }, { from: 'two', to: 'three' }];
+    const across = await run({ nodes: [node('one', ['big-a']), node('two', ['big-b']), node('three', ['big-c'])], edges });
+    expect(across.record.run.error).to.include({ code: 'invalid_graph' });
+    expect(across.record.run.error.message).to.match(/node 'three': its skills' instructions \(100000 bytes\) bring the run's total to 300000 bytes/);
+    const within = await run({ nodes: [node('one', ['big-a']), node('two', ['big-b'])], edges: [edges[0]] });
+    expect(within.record.run.status, JSON.stringify(within.record.run.error)).to.equal('completed');
+  });
+
+  it('fails the run as an invalid graph when a node would offer over 128 tools with all its skills loaded', async () => {
+    const other = await newTenant('skills-many-tools');
+    const ids: string[] = [];
+    for (let batch = 0; batch < 127; batch += 16) {
+      const names = Array.from({ length: Math.min(16, 127 - batch) }, (_, i) => `t${batch + i}`);
+      ids.push(...(await Promise.all(names.map((name) => createTool(other.key, { name, kind: 'http', http: { method: 'GET', url: `https://tools.example/${name}` } })))));
+    }
+    const skill = await call('POST', '/v1/skills', { key: other.key, body: { name: 'many', description: 'd', instructions: 'i', tools: ids.slice(107) } });
+    expect(skill.status, JSON.stringify(skill.body)).to.equal(201);
+    // Its own tools, list_skills and use_skill, and the skill's 20.
+    for (const [own, status] of [[107, 'failed'], [106, 'completed']] as const) {
+      const agentId = await publishAgent(other.key, `tools-${own}`, { nodes: [{ id: 'main', model: 'scripted', toolRefs: ids.slice(0, own), skills: ['many'], script: [{ text: 'ok' }] }] });
+      const response = await stream('POST', `/v1/agents/${agentId}/runs`, { key: other.key, body: { input: 'x' } });
+      const record = (await call('GET', `/v1/runs/${response.frames[0]!.data.run_id}`, { key: other.key })).body;
+      expect(record.run.status, JSON.stringify(record.run.error)).to.equal(status);
+      if (status === 'failed') {
+        expect(record.run.error).to.include({ code: 'invalid_graph' });
+        expect(record.run.error.message).to.match(/node 'main' would offer 129 tools with all its skills loaded; at most 128/);
+      }
     }
   });
 

@@ -6,7 +6,7 @@ import type { TenantTx } from '../../db/tenant-transaction.js';
 import { findToolsByRef } from '../../db/tools.js';
 import type { AgentGraph, Tool } from '../../db/schema.js';
 import { builtinTool } from '../tools/builtins/registry.js';
-import { resolveNodeSkills } from './skills.js';
+import { checkPlanLimits, resolveNodeSkills } from './skills.js';
 import { subagentPlanTool } from './subagents.js';
 import type { ChatMessage, PlanNode, PlanTool } from './types.js';
 import type { ScriptTurn } from '../models/types.js';
@@ -66,6 +66,7 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
       ...(skills?.skills.length ? { skills: skills.skills } : {}),
     });
   }
+  checkPlanLimits(nodes);
   return nodes;
 }
 

@@ -4,10 +4,20 @@ import type { SkillVersion, Tool } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { findToolsByRef } from '../../db/tools.js';
 import { builtinTool } from '../tools/builtins/registry.js';
-import type { PlanSkill, PlanTool } from './types.js';
+import type { PlanNode, PlanSkill, PlanTool } from './types.js';
 
 /** How many skills one node may list: each version's instructions travel in the run's plan. */
 const MAX_NODE_SKILLS = 50;
+
+/**
+ * The skill instructions one run's plan may carry, in UTF-8 bytes across all its nodes. The plan is
+ * `beginRun`'s result and a loaded skill's instructions stay in every later `callModel` input: both
+ * are Temporal payloads, limited to 2 MB each by default.
+ */
+export const MAX_PLAN_SKILL_BYTES = 256 * 1024;
+
+/** The most tools a node may end up offering, its own and all its skills' (OpenAI's limit per request). */
+export const MAX_NODE_TOOLS = 128;
 
 /** The built-ins a node with skills is offered, whether or not its `toolRefs` name them. */
 const SKILL_BUILTINS = ['list_skills', 'use_skill'] as const;
@@ -66,6 +76,32 @@ export async function resolveNodeSkills(
     }
   }
   return { skills, tools };
+}
+
+/**
+ * What no run may exceed once its nodes are resolved (docs/skills.md): the tools each node would offer
+ * with every one of its skills loaded, and the skill instructions the plan carries in all. Either is
+ * an invalid graph naming the node.
+ */
+export function checkPlanLimits(nodes: PlanNode[]): void {
+  let total = 0;
+  for (const node of nodes) {
+    // As SkillSession adds them: a skill's tool joins unless the node offers one of its name already.
+    const own = new Set(node.tools.map((tool) => tool.name));
+    const added = new Set((node.skills ?? []).flatMap((skill) => skill.tools.map((tool) => tool.name)).filter((name) => !own.has(name)));
+    const offered = node.tools.length + added.size;
+    if (offered > MAX_NODE_TOOLS) {
+      throw agentRunFailure('InvalidGraph', `invalid graph: node '${node.id}' would offer ${offered} tools with all its skills loaded; at most ${MAX_NODE_TOOLS} are allowed`);
+    }
+    const bytes = (node.skills ?? []).reduce((sum, skill) => sum + Buffer.byteLength(skill.instructions, 'utf8'), 0);
+    total += bytes;
+    if (total > MAX_PLAN_SKILL_BYTES) {
+      throw agentRunFailure(
+        'InvalidGraph',
+        `invalid graph: node '${node.id}': its skills' instructions (${bytes} bytes) bring the run's total to ${total} bytes; at most ${MAX_PLAN_SKILL_BYTES} bytes of skill instructions are allowed across the nodes`,
+      );
+    }
+  }
 }
 
 function isSkillBuiltinName(name: string): boolean {

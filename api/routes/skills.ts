@@ -20,7 +20,7 @@ import { ApiError, invalidRequest, notFound, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineDeleteOperation } from '../delete-operation.js';
 import { defineListOperation } from '../list-operation.js';
-import { readJsonBody } from '../middleware/json-body.js';
+import { JSON_BODY_LIMIT, readJsonBody } from '../middleware/json-body.js';
 import { conflictIfNameTaken } from '../name-conflict.js';
 import { readBodyUpTo } from '../read-body.js';
 import { refOr404 } from '../ref-or-404.js';
@@ -163,8 +163,22 @@ export const upsertSkill = defineOperation<Record<string, never>, unknown, Upser
   },
 });
 
+/**
+ * The longest JSON `content`, in characters (code points, as JSON Schema counts): any string of this
+ * length fits in a JSON body (JSON_BODY_LIMIT) even with every character escaped, at worst 12 bytes for
+ * one outside the BMP (`\uD83D\uDE00`). Longer files go as multipart or text/markdown (4 MB).
+ */
+const MAX_IMPORT_JSON_CONTENT = Math.floor((JSON_BODY_LIMIT - 64) / 12);
+
 const importJsonBody = closedObject(
-  { content: { type: 'string', minLength: 1, maxLength: UPLOAD_LIMIT_BYTES, description: 'The text of a SKILL.md file.' } },
+  {
+    content: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_IMPORT_JSON_CONTENT,
+      description: 'The text of a SKILL.md file (JSON bodies are limited to 1 MB; send larger files as multipart or text/markdown).',
+    },
+  },
   { required: ['content'] },
 );
 const validateImportJson = requestValidator('body', importJsonBody);
