@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { newId } from './ids.js';
 import type { Page, PageQuery } from './page.js';
 import { fetchPage } from './page.js';
@@ -50,6 +51,26 @@ export function scheduleDefinition(row: Schedule): ScheduleDefinition {
   };
 }
 
+/**
+ * The most schedules a workspace may have: each is a Temporal Schedule the shared server keeps and
+ * fires, so one workspace must not be able to create them without end.
+ */
+export const SCHEDULES_PER_TENANT = 100;
+
+/**
+ * Whether the workspace is below SCHEDULES_PER_TENANT, judged under a per-workspace lock held to the
+ * end of the transaction, so concurrent creates of one workspace count one after the other.
+ */
+export async function hasRoomForSchedule(tx: TenantTx, tenantId: string): Promise<boolean> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`schedules:${tenantId}`}, 0))`.execute(tx);
+  const { count } = await tx
+    .selectFrom('schedules')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  return Number(count) < SCHEDULES_PER_TENANT;
+}
+
 export async function insertSchedule(tx: TenantTx, tenantId: string, definition: ScheduleDefinition, paused: boolean): Promise<Schedule> {
   return tx
     .insertInto('schedules')
@@ -65,6 +86,12 @@ export async function findSchedule(tx: TenantTx, tenantId: string, scheduleId: s
 /** `select … for update`: writes to one schedule (and its Temporal Schedule) go one at a time. */
 export async function lockSchedule(tx: TenantTx, tenantId: string, scheduleId: string): Promise<Schedule | undefined> {
   return tx.selectFrom('schedules').selectAll().where('id', '=', scheduleId).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
+}
+
+/** The ids of an agent's schedules (their Temporal Schedules go when the agent is deleted). */
+export async function listScheduleIdsOfAgent(tx: TenantTx, tenantId: string, agentId: string): Promise<string[]> {
+  const rows = await tx.selectFrom('schedules').select('id').where('tenant_id', '=', tenantId).where('agent_id', '=', agentId).execute();
+  return rows.map((row) => row.id);
 }
 
 /** A page of the workspace's schedules (of one agent when given), oldest first. */

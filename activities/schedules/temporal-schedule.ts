@@ -85,6 +85,27 @@ export async function deleteTemporalSchedule(temporal: Client, scheduleId: strin
   }
 }
 
+/**
+ * Deletes the Temporal Schedules of schedules whose rows are already gone (their agent was deleted). A
+ * failure is only logged: the next firing of such a schedule finds no row and deletes it then.
+ */
+export async function deleteTemporalSchedulesOfDeletedRows(temporal: Client, scheduleIds: string[]): Promise<void> {
+  for (const id of scheduleIds) {
+    await deleteTemporalSchedule(temporal, id).catch((err: unknown) => console.error(`[schedules] deleting the Temporal Schedule ${id}:`, err));
+  }
+}
+
+/**
+ * Whether `err` is the Temporal server refusing a schedule's spec. The SDK turns the server's
+ * `INVALID_ARGUMENT: Invalid schedule spec: …` into a bare TypeError thrown from its gRPC error handler;
+ * any other TypeError (the SDK's own checks of the options, a bug of ours) is not the request's fault.
+ */
+export function isTemporalSpecRefusal(err: unknown): err is TypeError {
+  if (!(err instanceof TypeError) || Object.getPrototypeOf(err) !== TypeError.prototype || err.cause !== undefined) return false;
+  const thrower = err.stack?.split('\n').find((line) => line.trimStart().startsWith('at '));
+  return thrower !== undefined && /\bScheduleClient\.rethrowGrpcError\b/.test(thrower) && thrower.includes('@temporalio');
+}
+
 /** The Temporal Schedule's description, or undefined when Temporal has no such schedule. */
 export async function describeTemporalSchedule(temporal: Client, scheduleId: string): Promise<ScheduleDescription | undefined> {
   try {

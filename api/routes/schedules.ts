@@ -4,6 +4,7 @@ import {
   createTemporalSchedule,
   deleteTemporalSchedule,
   describeTemporalSchedule,
+  isTemporalSpecRefusal,
   updateTemporalSchedule,
 } from '../../activities/schedules/temporal-schedule.js';
 import { findAgent } from '../../db/agents.js';
@@ -12,10 +13,12 @@ import { listScheduleRuns } from '../../db/runs.js';
 import {
   deleteScheduleById,
   findSchedule,
+  hasRoomForSchedule,
   insertSchedule,
   listSchedulesPage,
   lockSchedule,
   scheduleDefinition,
+  SCHEDULES_PER_TENANT,
   setSchedulePaused,
   updateSchedule,
   type ScheduleDefinition,
@@ -25,6 +28,7 @@ import { findThread } from '../../db/threads.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { ApiError, invalidRequest, type FieldError } from '../errors.js';
 import { defineOperation, type JsonSchema, type OperationContext } from '../operation.js';
+import { RUN_RATE_LIMIT, takeRateLimitToken } from '../rate-limit.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, deletionResult, listOf, nullableTimestamp, pageQuery, pathParams, timestamp } from '../schemas.js';
@@ -176,14 +180,29 @@ function checkTiming(body: ScheduleFields, creating: boolean): void {
 }
 
 /**
+ * `allow_all` starts a firing while the previous one runs: on one thread their turns would interleave in
+ * its history, so a schedule that continues a thread runs one firing at a time.
+ */
+function checkOverlapOnThread(definition: ScheduleDefinition): void {
+  if (definition.overlap === 'allow_all' && definition.threadId !== null) {
+    throw invalidRequest('overlap allow_all cannot continue a thread: its firings would run side by side on it', [
+      { field: 'body.overlap', message: "allow_all is refused with a thread_id (use 'skip' or 'buffer_one')" },
+    ]);
+  }
+}
+
+/**
  * The agent and thread of a definition, checked in the workspace: an agent that is not there, or a thread
  * that is not one of the agent's, is the request's mistake (400); an agent with nothing published cannot
- * run (409, as for POST /v1/agents/{id}/runs).
+ * run (409, as for POST /v1/agents/{id}/runs) — judged only when the schedule gets this agent
+ * (`keptAgentId`: the agent a PATCH leaves in place, whose edits of other fields stay possible).
  */
-async function resolveAgentAndThread(tx: TenantTx, tenantId: string, agentRef: string, threadId: string | null): Promise<string> {
+async function resolveAgentAndThread(tx: TenantTx, tenantId: string, agentRef: string, threadId: string | null, keptAgentId?: string): Promise<string> {
   const agent = await findAgent(tx, tenantId, agentRef);
   if (!agent) throw invalidRequest(`agent '${agentRef}' not found`, [{ field: 'body.agent', message: 'no agent of the workspace has this id or name' }]);
-  if (agent.published_version === null) throw new ApiError('conflict', `agent '${agentRef}' has no published version; POST /v1/agents/{id}/versions first`);
+  if (agent.published_version === null && agent.id !== keptAgentId) {
+    throw new ApiError('conflict', `agent '${agentRef}' has no published version; POST /v1/agents/{id}/versions first`);
+  }
   if (threadId !== null && !(await findThread(tx, tenantId, agent.id, threadId))) {
     throw invalidRequest(`thread '${threadId}' is not a thread of agent '${agentRef}'`, [{ field: 'body.thread_id', message: "not one of the agent's threads" }]);
   }
@@ -192,7 +211,7 @@ async function resolveAgentAndThread(tx: TenantTx, tenantId: string, agentRef: s
 
 /** Temporal's refusal of a spec that passed the checks above: still the request's, and nothing is kept. */
 function temporalSpecRefusal(err: unknown): never {
-  if (err instanceof TypeError) throw invalidRequest(`Temporal refused the schedule: ${err.message}`, [{ field: 'body', message: err.message }]);
+  if (isTemporalSpecRefusal(err)) throw invalidRequest(`Temporal refused the schedule: ${err.message}`, [{ field: 'body', message: err.message }]);
   throw temporalScheduleGone(err);
 }
 
@@ -235,7 +254,8 @@ export const createSchedule = defineOperation<Record<string, never>, unknown, Sc
   summary: 'Run an agent on a cron expression or an interval (a Temporal Schedule)',
   description:
     'Exactly one of `cron` and `every`. Each firing runs the agent\'s published version with `input` (`source: "schedule"`). ' +
-    'An invalid cron, interval, jitter or time zone, an unknown agent or a thread that is not the agent\'s is a 400, and nothing is created.',
+    'An invalid cron, interval, jitter or time zone, an unknown agent or a thread that is not the agent\'s is a 400, and nothing is created. ' +
+    `A workspace may have ${SCHEDULES_PER_TENANT} schedules; creating one more is a 409 (\`conflict\`) until one is deleted.`,
   access: 'key',
   body: closedObject(
     {
@@ -273,14 +293,20 @@ export const createSchedule = defineOperation<Record<string, never>, unknown, Sc
           jitter: body.jitter ?? null,
           description: body.description ?? null,
         };
+        checkOverlapOnThread(definition);
+        if (!(await hasRoomForSchedule(tx, caller.tenantId))) {
+          throw new ApiError('conflict', `the workspace already has ${SCHEDULES_PER_TENANT} schedules, the most it may have; delete one first`);
+        }
         const row = await insertSchedule(tx, caller.tenantId, definition, body.paused ?? false);
+        // Set before the call: a call that fails after the server acted (a timeout) must be taken back too.
+        createdInTemporal = row.id;
         // Inside the transaction: a refusal by Temporal leaves no row.
         await createTemporalSchedule(deps.temporal, caller.tenantId, row).catch(temporalSpecRefusal);
-        createdInTemporal = row.id;
         return row;
       });
     } catch (err) {
-      // The commit failed after Temporal took it: take it back, so neither side keeps half a schedule.
+      // Temporal may have taken it (the commit failed, or the call failed ambiguously): take it back, so
+      // neither side keeps half a schedule. Deleting one Temporal never made is fine.
       if (createdInTemporal) await deleteTemporalSchedule(deps.temporal, createdInTemporal).catch((cleanup) => console.error('[api] schedule cleanup:', cleanup));
       throw err;
     }
@@ -310,7 +336,9 @@ export const updateScheduleOperation = defineOperation<{ id: string }, unknown, 
   path: '/v1/schedules/{id}',
   tag: TAG,
   summary: "Change a schedule's definition; Temporal's schedule changes with it",
-  description: '`cron` replaces an `every` and the other way round. Pause and unpause have operations of their own.',
+  description:
+    '`cron` replaces an `every` and the other way round. Pause and unpause have operations of their own. ' +
+    'Changing `agent` needs an agent with a published version (409 otherwise); other edits do not.',
   access: 'key',
   params: idParams,
   body: {
@@ -340,7 +368,7 @@ export const updateScheduleOperation = defineOperation<{ id: string }, unknown, 
       schedule = await tenant(async (tx) => {
         const current = await lockedScheduleOr404(tx, caller.tenantId, params.id);
         const threadId = body.thread_id !== undefined ? body.thread_id : current.thread_id;
-        const agentId = await resolveAgentAndThread(tx, caller.tenantId, body.agent ?? current.agent_id, threadId);
+        const agentId = await resolveAgentAndThread(tx, caller.tenantId, body.agent ?? current.agent_id, threadId, current.agent_id);
         const definition: ScheduleDefinition = {
           ...scheduleDefinition(current),
           agentId,
@@ -353,13 +381,16 @@ export const updateScheduleOperation = defineOperation<{ id: string }, unknown, 
           ...(body.jitter !== undefined && { jitter: body.jitter }),
           ...(body.description !== undefined && { description: body.description }),
         };
+        checkOverlapOnThread(definition);
         const updated = await updateSchedule(tx, caller.tenantId, current.id, definition);
-        await updateTemporalSchedule(deps.temporal, caller.tenantId, updated).catch(temporalSpecRefusal);
+        // Set before the call: a call that fails after the server acted (a timeout) must be undone too.
         before = current;
+        await updateTemporalSchedule(deps.temporal, caller.tenantId, updated).catch(temporalSpecRefusal);
         return updated;
       });
     } catch (err) {
-      // The commit failed after Temporal took the change: put Temporal's schedule back as the row still has it.
+      // Temporal may have taken the change (the commit failed, or the call failed ambiguously): put its
+      // schedule back as the row still has it; re-applying the old definition is harmless.
       if (before) await updateTemporalSchedule(deps.temporal, caller.tenantId, before).catch((undo) => console.error('[api] schedule undo:', undo));
       throw err;
     }
@@ -426,12 +457,14 @@ export const triggerSchedule = defineOperation<{ id: string }>({
   path: '/v1/schedules/{id}/trigger',
   tag: TAG,
   summary: 'Fire the schedule once now, paused or not, whatever its overlap policy',
-  description: 'The run appears in `recent_runs` once the firing has made it.',
+  description: 'The run appears in `recent_runs` once the firing has made it. Counted by the per-key run limit (60 per 60 s), as starting a run is.',
   access: 'key',
   params: idParams,
-  errors: ['not_found', 'conflict'],
+  errors: ['not_found', 'conflict', 'rate_limited'],
   responses: { 202: { description: 'Temporal fires it now', schema: closedObject({ schedule_id: { type: 'string' }, triggered: { const: true } }) } },
   handler: async ({ params, caller, tenant, deps }) => {
+    // Each trigger starts a run: counted as POST /v1/agents/{id}/runs is, in a transaction of its own so refused requests count too.
+    const rateHeaders = await tenant((tx) => takeRateLimitToken(tx, caller.tenantId, caller.keyId, RUN_RATE_LIMIT));
     const schedule = await tenant((tx) => scheduleOr404(tx, caller.tenantId, params.id));
     await deps.temporal.schedule
       .getHandle(schedule.id)
@@ -439,7 +472,7 @@ export const triggerSchedule = defineOperation<{ id: string }>({
       .catch((err: unknown) => {
         throw temporalScheduleGone(err);
       });
-    return { status: 202, body: { schedule_id: schedule.id, triggered: true } };
+    return { status: 202, body: { schedule_id: schedule.id, triggered: true }, headers: rateHeaders };
   },
 });
 
