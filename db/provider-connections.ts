@@ -33,11 +33,21 @@ export async function findProviderConnection(tx: TenantTx, tenantId: string, nam
   return tx.selectFrom('provider_connections').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
 }
 
-/** Creates the connection unless the workspace has one by this name (then undefined, and nothing changes). */
-export async function insertProviderConnectionIfNew(tx: TenantTx, tenantId: string, name: string, values: StoredProviderConnection): Promise<ProviderConnectionRow | undefined> {
+/** A new connection's id, made before its secrets are sealed: they are sealed for their row (secretContext). */
+export function newProviderConnectionId(): string {
+  return newId('prv');
+}
+
+/** Where a sealed secret of a connection belongs: its JWE names this, and opens nowhere else. */
+export function secretContext(tenantId: string, id: string, column: 'api_key' | 'headers'): string {
+  return `provider_connections/${tenantId}/${id}/${column}`;
+}
+
+/** Creates the connection `id` unless the workspace has one by this name (then undefined, and nothing changes). */
+export async function insertProviderConnectionIfNew(tx: TenantTx, tenantId: string, id: string, name: string, values: StoredProviderConnection): Promise<ProviderConnectionRow | undefined> {
   return tx
     .insertInto('provider_connections')
-    .values({ id: newId('prv'), tenant_id: tenantId, name, ...stored(values) })
+    .values({ id, tenant_id: tenantId, name, ...stored(values) })
     .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
     .returningAll()
     .executeTakeFirst();

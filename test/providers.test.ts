@@ -2,8 +2,17 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { decodeProtectedHeader } from 'jose';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
+import { CompactEncrypt, decodeProtectedHeader } from 'jose';
+import { isRetryableModelError, ProviderCallError } from '../activities/models/errors.js';
+import { costUsd, priceFor } from '../activities/models/prices.js';
+import { streamModelTurn } from '../activities/models/provider.js';
+import type { ProviderConnection } from '../activities/models/provider-connection.js';
+import { modelSettingsFromEnv } from '../activities/models/settings.js';
 import { openSecret, sealSecret, SecretsUnavailableError, SecretUnreadableError } from '../activities/secrets/secret-box.js';
+import { secretContext } from '../db/provider-connections.js';
 import { newSecretsKeyEntry, parseSecretsKey, SECRETS_KEY_VARIABLE, useEmbeddedSecretsKey } from '../activities/secrets/secrets-key.js';
 import { call, newTenant, type TestTenant } from './support/api.js';
 import { publishAgent } from './support/agents.js';
@@ -63,44 +72,69 @@ describe('providers: the secret box and SECRETS_KEY', () => {
   const keyA = newSecretsKeyEntry('a');
   const keyB = newSecretsKeyEntry('b');
 
+  const CTX = 'provider_connections/ten_1/prv_1/api_key';
+
   it('seals as a dir/A256GCM JWE naming its key, and keeps old secrets readable after a rotation', async () => {
-    const sealed = await sealSecret(KEY, parseSecretsKey(keyA));
+    const sealed = await sealSecret(KEY, CTX, parseSecretsKey(keyA));
     expect(sealed.split('.')).to.have.length(5);
     expect(sealed.split('.')[1]).to.equal(''); // `dir`: no encrypted key
-    expect(decodeProtectedHeader(sealed)).to.deep.equal({ alg: 'dir', enc: 'A256GCM', kid: 'a' });
+    expect(decodeProtectedHeader(sealed)).to.deep.equal({ alg: 'dir', enc: 'A256GCM', kid: 'a', ctx: CTX });
     expect(sealed).to.not.include(KEY);
-    expect(await sealSecret(KEY, parseSecretsKey(keyA))).to.not.equal(sealed); // a fresh IV every time
+    expect(await sealSecret(KEY, CTX, parseSecretsKey(keyA))).to.not.equal(sealed); // a fresh IV every time
 
     const rotated = parseSecretsKey(`${keyB}, ${keyA}`);
-    expect(await openSecret(sealed, rotated)).to.equal(KEY);
-    const resealed = await sealSecret(KEY, rotated);
+    expect(await openSecret(sealed, CTX, rotated)).to.equal(KEY);
+    const resealed = await sealSecret(KEY, CTX, rotated);
     expect(decodeProtectedHeader(resealed).kid).to.equal('b');
-    expect(await openSecret(resealed, rotated)).to.equal(KEY);
+    expect(await openSecret(resealed, CTX, rotated)).to.equal(KEY);
 
-    const error = await openSecret(sealed, parseSecretsKey(keyB)).catch((e: unknown) => e);
+    const error = await openSecret(sealed, CTX, parseSecretsKey(keyB)).catch((e: unknown) => e);
     expect(error).to.be.instanceOf(SecretUnreadableError);
     expect((error as Error).message).to.include("sealed with key 'a', which SECRETS_KEY no longer holds");
     const tampered = sealed.slice(0, -4) + (sealed.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    expect(await openSecret(tampered, rotated).catch((e: unknown) => e)).to.be.instanceOf(SecretUnreadableError);
-    expect(await openSecret('not-a-jwe', rotated).catch((e: unknown) => e)).to.be.instanceOf(SecretUnreadableError);
+    expect(await openSecret(tampered, CTX, rotated).catch((e: unknown) => e)).to.be.instanceOf(SecretUnreadableError);
+    expect(await openSecret('not-a-jwe', CTX, rotated).catch((e: unknown) => e)).to.be.instanceOf(SecretUnreadableError);
+  });
+
+  it('opens a secret only where it was sealed for: another row, column or workspace reads it as unreadable', async () => {
+    const ring = parseSecretsKey(keyA);
+    const sealed = await sealSecret(KEY, CTX, ring);
+    for (const elsewhere of ['provider_connections/ten_1/prv_2/api_key', 'provider_connections/ten_1/prv_1/headers', 'provider_connections/ten_2/prv_1/api_key']) {
+      const error = await openSecret(sealed, elsewhere, ring).catch((e: unknown) => e);
+      expect(error, elsewhere).to.be.instanceOf(SecretUnreadableError);
+      expect((error as Error).message).to.not.include(KEY);
+    }
+    // A header rewritten to name the other place fails authentication: ctx is part of what GCM protects.
+    const [, , iv, ciphertext, tag] = sealed.split('.');
+    const forgedHeader = Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: 'a', ctx: 'provider_connections/ten_2/prv_9/api_key' })).toString('base64url');
+    const forged = [forgedHeader, '', iv, ciphertext, tag].join('.');
+    expect(await openSecret(forged, 'provider_connections/ten_2/prv_9/api_key', ring).catch((e: unknown) => e)).to.be.instanceOf(SecretUnreadableError);
+    // A JWE without ctx (as sealed before contexts existed) opens nowhere.
+    const contextless = await new CompactEncrypt(new TextEncoder().encode(KEY)).setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'a' }).encrypt(ring.keys.get('a')!);
+    expect(await openSecret(contextless, CTX, ring).catch((e: unknown) => e)).to.be.instanceOf(SecretUnreadableError);
   });
 
   it('refuses a malformed SECRETS_KEY with a message that names the entry and never echoes a key', () => {
     const short = 'k1:' + Buffer.alloc(16, 7).toString('base64url');
+    const keyMaterial = keyA.slice(2);
     const cases: Array<[string, string]> = [
       ['nokid', "entry 1 must be 'kid:key'"],
-      [short, "entry 1 (kid 'k1') must be 32 random bytes in base64url"],
-      [`${keyA},${keyA}`, "entry 2 repeats the kid 'a'"],
-      [`${keyA},bad kid:${keyA.slice(2)}`, "entry 2 must be 'kid:key'"],
+      [short, 'entry 1 must be 32 random bytes in base64url'],
+      [`${keyA},${keyA}`, 'entry 2 repeats the kid of entry 1'],
+      [`${keyA},bad kid:${keyMaterial}`, "entry 2 must be 'kid:key'"],
       [`${keyA},`, "entry 2 must be 'kid:key'"],
-      ['k1:not*base64', "entry 1 (kid 'k1') must be 32 random bytes"],
+      ['k1:not*base64', 'entry 1 must be 32 random bytes'],
+      // Key and kid swapped: the "kid" is the key, and must not be printed as a kid either.
+      [`${keyMaterial}:a`, 'entry 1 must be 32 random bytes'],
+      [`${keyMaterial}:${keyMaterial},${keyMaterial}:${keyMaterial}`, 'entry 2 repeats the kid of entry 1'],
     ];
     for (const [value, message] of cases) {
       expect(() => parseSecretsKey(value), value).to.throw(Error, message);
       try {
         parseSecretsKey(value);
       } catch (err) {
-        expect((err as Error).message).to.not.include(keyA.slice(2));
+        expect((err as Error).message).to.not.include(keyMaterial);
+        expect((err as Error).message).to.not.include(keyMaterial.slice(0, 8));
       }
     }
     expect(parseSecretsKey(`${keyB},${keyA}`).currentKid).to.equal('b');
@@ -108,18 +142,30 @@ describe('providers: the secret box and SECRETS_KEY', () => {
 
   it('without SECRETS_KEY, neither seals nor opens', async () => {
     await withSecretsKey(undefined, async () => {
-      expect(await sealSecret('x').catch((e: unknown) => e)).to.be.instanceOf(SecretsUnavailableError);
-      expect(await openSecret('a.b.c.d.e').catch((e: unknown) => e)).to.be.instanceOf(SecretsUnavailableError);
+      expect(await sealSecret('x', CTX).catch((e: unknown) => e)).to.be.instanceOf(SecretsUnavailableError);
+      expect(await openSecret('a.b.c.d.e', CTX).catch((e: unknown) => e)).to.be.instanceOf(SecretsUnavailableError);
     });
   });
 
   it('the embedded default makes its key once in the data directory, owner-readable only, and uses it', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'providers-key-'));
     try {
+      const warnings: string[] = [];
+      const warn = (message: string) => warnings.push(message);
       const first: NodeJS.ProcessEnv = {};
-      expect(useEmbeddedSecretsKey(dataDir, first)).to.equal('generated');
+      expect(useEmbeddedSecretsKey(dataDir, first, warn)).to.equal('generated');
       const file = path.join(dataDir, 'secrets-key');
       expect(fs.statSync(file).mode & 0o777).to.equal(0o600);
+      expect(fs.readdirSync(dataDir)).to.deep.equal(['secrets-key']); // the temporary file it was written as is gone
+      expect(warnings).to.deep.equal([]);
+      // A start that finds the key file open to others says so (and still uses it).
+      fs.chmodSync(file, 0o644);
+      const loose: NodeJS.ProcessEnv = {};
+      expect(useEmbeddedSecretsKey(dataDir, loose, warn)).to.equal('file');
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]).to.include(`${file} can be read by others than its owner (mode 0644)`);
+      expect(warnings[0]).to.not.include(loose.SECRETS_KEY!.slice(6));
+      fs.chmodSync(file, 0o600);
       expect(first.SECRETS_KEY).to.equal(fs.readFileSync(file, 'utf8').trim());
       expect(parseSecretsKey(first.SECRETS_KEY!).currentKid).to.equal('local');
 
@@ -187,7 +233,7 @@ describe('providers: the API', () => {
     const got = keep(await call('GET', '/v1/providers/myprov', { key: tenant.standardKey }));
     expect(got.body.provider).to.deep.equal(created.body.provider);
 
-    const tested = keep(await call('POST', '/v1/providers/myprov/test', { key: tenant.standardKey }));
+    const tested = keep(await call('POST', '/v1/providers/myprov/test', { key: tenant.key }));
     expect(tested.status).to.equal(200);
     expect(tested.body).to.deep.include({ ok: true, status: 200, models: ['some-model', 'other-model'], error: null });
     const modelsCall = wire.requests.at(-1)!;
@@ -220,13 +266,14 @@ describe('providers: the API', () => {
     await call('POST', '/v1/providers', { key: tenant.key, body: { ...body(), name: 'sealed' } });
     const row = await storedRow(tenant.tenantId, 'sealed');
     const currentKid = parseSecretsKey(process.env.SECRETS_KEY!).currentKid;
-    for (const sealed of [row.api_key!, row.headers!]) {
-      expect(decodeProtectedHeader(sealed)).to.deep.equal({ alg: 'dir', enc: 'A256GCM', kid: currentKid });
+    for (const column of ['api_key', 'headers'] as const) {
+      const sealed = row[column]!;
+      expect(decodeProtectedHeader(sealed)).to.deep.equal({ alg: 'dir', enc: 'A256GCM', kid: currentKid, ctx: `provider_connections/${tenant.tenantId}/${row.id}/${column}` });
       expect(sealed).to.not.include(KEY);
       expect(sealed).to.not.include(HEADER_VALUE);
     }
-    expect(await openSecret(row.api_key!)).to.equal(KEY);
-    expect(JSON.parse(await openSecret(row.headers!))).to.deep.equal({ 'X-Org': HEADER_VALUE });
+    expect(await openSecret(row.api_key!, secretContext(tenant.tenantId, row.id, 'api_key'))).to.equal(KEY);
+    expect(JSON.parse(await openSecret(row.headers!, secretContext(tenant.tenantId, row.id, 'headers')))).to.deep.equal({ 'X-Org': HEADER_VALUE });
     expect(row).to.deep.include({ api_key_last4: 'WXYZ', header_names: ['X-Org'] });
 
     // A new key first, the old one kept: new secrets use the new key, old ones still open (API in this process).
@@ -257,6 +304,10 @@ describe('providers: the API', () => {
       }
       const patch = await call('PATCH', '/v1/providers/sealed', { key: tenant.key, body: { api_key: 'sk-new-key-while-unset-0000' } });
       expect(patch.status).to.equal(503);
+      // An existing name is answered as it is, before anything would be sealed.
+      const existing = await call('POST', '/v1/providers', { key: tenant.key, body: { ...body(), name: 'sealed' } });
+      expect(existing.status, JSON.stringify(existing.body)).to.equal(200);
+      expect(existing.body).to.deep.include({ created: false });
       const keyless = await call('POST', '/v1/providers', { key: tenant.key, body: { name: 'nokey', kind: 'openai_compatible', base_url: wire.baseURL } });
       expect(keyless.status).to.equal(201);
       expect(keyless.body.provider).to.include({ has_api_key: false, api_key_last4: null });
@@ -271,6 +322,10 @@ describe('providers: the API', () => {
     expect((await call('POST', '/v1/providers', { key: standard, body: { ...body(), name: 'by-standard' } })).status).to.equal(403);
     expect((await call('PATCH', '/v1/providers/guarded', { key: standard, body: { base_url: wire.baseURL } })).status).to.equal(403);
     expect((await call('DELETE', '/v1/providers/guarded', { key: standard })).status).to.equal(403);
+    // The test call makes an outbound request on demand: management keys only too.
+    const before = wire.requests.length;
+    expect((await call('POST', '/v1/providers/guarded/test', { key: standard })).status).to.equal(403);
+    expect(wire.requests.length).to.equal(before);
     expect((await call('GET', '/v1/providers/guarded', { key: standard })).status).to.equal(200);
 
     for (const [method, suffix] of [['GET', ''], ['PATCH', ''], ['DELETE', ''], ['POST', '/test']] as const) {
@@ -316,8 +371,8 @@ describe('providers: the API', () => {
     expect(dropKey.body.error.message).to.include("body.api_key is required for kind 'openai'");
     const taken = await call('PATCH', '/v1/providers/oa', { key: tenant.key, body: { name: 'guarded' } });
     expect(taken.status).to.equal(409);
-    // A new kind moves a connection on the old kind's default address to the new kind's.
-    const anthropic = await call('PATCH', '/v1/providers/oa', { key: tenant.key, body: { kind: 'anthropic' } });
+    // A new kind moves a connection on the old kind's default address to the new kind's (with its key given again).
+    const anthropic = await call('PATCH', '/v1/providers/oa', { key: tenant.key, body: { kind: 'anthropic', api_key: KEY } });
     expect(anthropic.body.provider).to.include({ kind: 'anthropic', base_url: 'https://api.anthropic.com/v1', name: 'oa' });
   });
 
@@ -331,6 +386,93 @@ describe('providers: the API', () => {
       expect(JSON.stringify(response.body)).to.not.include(KEY);
     } finally {
       await refusing.close();
+    }
+  });
+
+  it('never sends stored secrets to a new destination: a PATCH of the kind or the base URL\'s origin must give them again', async () => {
+    const attacker = await openAiWireServer(modelsList); // another origin: another port
+    try {
+      await call('POST', '/v1/providers', { key: tenant.key, body: { ...body(), name: 'moving' } });
+      const sealedBefore = await storedRow(tenant.tenantId, 'moving');
+      const refused: Array<[Record<string, unknown>, string[]]> = [
+        [{ base_url: attacker.baseURL }, ['body.api_key', 'body.headers']],
+        [{ base_url: attacker.baseURL, api_key: 'sk-the-callers-own-key-000000' }, ['body.headers']],
+        [{ base_url: attacker.baseURL, headers: { 'X-Other': 'x' } }, ['body.api_key']],
+        [{ base_url: wire.baseURL.replace('http://', 'https://') }, ['body.api_key', 'body.headers']], // the scheme is part of the origin
+        [{ kind: 'openai' }, ['body.api_key', 'body.headers']],
+      ];
+      for (const [change, fields] of refused) {
+        const response = await call('PATCH', '/v1/providers/moving', { key: tenant.key, body: change });
+        expect(response.status, JSON.stringify(change)).to.equal(400);
+        expect(response.body.error.code).to.equal('invalid_request');
+        expect(response.body.error.fields.map((f: { field: string }) => f.field), JSON.stringify(change)).to.deep.equal(fields);
+      }
+      expect(await storedRow(tenant.tenantId, 'moving')).to.deep.equal(sealedBefore); // nothing changed
+      expect(attacker.requests).to.have.length(0);
+
+      // The same origin on another path keeps them; so does a change that gives them again (or drops them).
+      const samePath = await call('PATCH', '/v1/providers/moving', { key: tenant.key, body: { base_url: `${wire.baseURL}/` } });
+      expect(samePath.status, JSON.stringify(samePath.body)).to.equal(200);
+      expect(samePath.body.provider).to.include({ has_api_key: true, api_key_last4: 'WXYZ' });
+      const moved = await call('PATCH', '/v1/providers/moving', { key: tenant.key, body: { base_url: attacker.baseURL, api_key: 'sk-the-callers-own-key-000000', headers: null } });
+      expect(moved.status, JSON.stringify(moved.body)).to.equal(200);
+      await call('POST', '/v1/providers/moving/test', { key: tenant.key });
+      expect(attacker.requests).to.have.length(1);
+      expect(attacker.requests[0]!.headers.authorization).to.equal('Bearer sk-the-callers-own-key-000000');
+      expect(attacker.requests[0]!.headers).to.not.have.property('x-org');
+      expect(JSON.stringify(attacker.requests)).to.not.include(KEY);
+      // A connection without secrets moves freely: there is nothing to send.
+      expect((await call('PATCH', '/v1/providers/moving', { key: tenant.key, body: { api_key: null } })).status).to.equal(200);
+      expect((await call('PATCH', '/v1/providers/moving', { key: tenant.key, body: { base_url: wire.baseURL } })).status).to.equal(200);
+    } finally {
+      await attacker.close();
+    }
+  });
+
+  it('reads a ciphertext only in the row it was sealed for: copied into another row, it is unreadable and nothing is sent', async () => {
+    await call('POST', '/v1/providers', { key: tenant.key, body: { ...body(), name: 'victim' } });
+    await call('POST', '/v1/providers', { key: other.key, body: { name: 'thief', kind: 'openai_compatible', base_url: wire.baseURL, api_key: 'sk-thiefs-own-key-000000000' } });
+    const victim = await storedRow(tenant.tenantId, 'victim');
+    const db = testPlatform().db;
+    // Whoever can write the table (not the API) copies another workspace's sealed key into its own row.
+    await db.updateTable('provider_connections').set({ api_key: victim.api_key }).where('tenant_id', '=', other.tenantId).where('name', '=', 'thief').execute();
+    const before = wire.requests.length;
+    const response = await call('POST', '/v1/providers/thief/test', { key: other.key });
+    expect(response.status).to.equal(503);
+    expect(response.body.error.message).to.include('sealed for another place');
+    expect(JSON.stringify(response.body)).to.not.include(KEY);
+    expect(wire.requests.length).to.equal(before);
+
+    // Headers that open but are no JSON object: unreadable, without quoting them.
+    const garbled = await sealSecret(`not json ${HEADER_VALUE}`, secretContext(tenant.tenantId, victim.id, 'headers'));
+    await db.updateTable('provider_connections').set({ headers: garbled }).where('id', '=', victim.id).execute();
+    const broken = await call('POST', '/v1/providers/victim/test', { key: tenant.key });
+    expect(broken.status).to.equal(503);
+    expect(broken.body.error.message).to.include('the stored headers are not a JSON object');
+    expect(JSON.stringify(broken.body)).to.not.include(HEADER_VALUE);
+    expect(wire.requests.length).to.equal(before);
+  });
+
+  it('redacts header values as well as the key from the test call\'s error, and reads at most 1 MiB of the answer', async () => {
+    const echoing = await openAiWireServer((request) => ({
+      kind: 'error',
+      status: 403,
+      body: { error: { message: `refused ${request.headers.authorization} with X-Org ${request.headers['x-org']}` } },
+    }));
+    const padded = { object: 'list', data: [{ id: 'some-model', object: 'model' }], padding: 'x'.repeat(1024 * 1024) };
+    const huge = await openAiWireServer(() => ({ kind: 'error', status: 200, body: padded }));
+    try {
+      await call('POST', '/v1/providers', { key: tenant.key, body: { ...body(), name: 'echoing', base_url: echoing.baseURL } });
+      const refused = await call('POST', '/v1/providers/echoing/test', { key: tenant.key });
+      expect(refused.body).to.deep.include({ ok: false, status: 403, error: 'refused Bearer [api_key] with X-Org [header X-Org]' });
+
+      await call('POST', '/v1/providers', { key: tenant.key, body: { ...body(), name: 'huge', base_url: huge.baseURL } });
+      const answered = await call('POST', '/v1/providers/huge/test', { key: tenant.key });
+      // The list is cut at 1 MiB, so it is no JSON to read models from; read whole, it would list `some-model`.
+      expect(answered.body).to.deep.include({ ok: true, status: 200, models: [] });
+    } finally {
+      await echoing.close();
+      await huge.close();
     }
   });
 
@@ -500,5 +642,162 @@ describe('providers: decision and judge models', () => {
     // 100 × $10 + 10 × $100 per million tokens.
     expect(end.data.usage).to.include({ prompt_tokens: 100, completion_tokens: 10, cost_usd: '0.002' });
     expect(JSON.stringify(run.frames)).to.not.include(KEY);
+  });
+});
+
+/** A connection to `baseURL` as a model call uses it, with the test key and header. */
+function connectionTo(baseURL: string): ProviderConnection {
+  return { name: 'myprov', kind: 'openai_compatible', baseURL, apiKey: KEY, headers: { 'X-Org': HEADER_VALUE } };
+}
+
+/** One model turn of `myprov/some-model` on `connection`, and what it rejected with. */
+async function failedTurn(connection: ProviderConnection): Promise<unknown> {
+  const settings = { ...modelSettingsFromEnv(), workspaceConnection: async () => connection };
+  const callbacks = { signal: new AbortController().signal, onTextDelta: () => undefined };
+  return streamModelTurn({ model: 'myprov/some-model', messages: [{ role: 'user', content: 'hi' }], tools: [] }, callbacks, settings).then(
+    () => expect.fail('expected the turn to fail'),
+    (err: unknown) => err,
+  );
+}
+
+/** Everything of an error that Temporal or a log could show. */
+function everythingOf(err: unknown): string {
+  const own = err instanceof Error ? { ...err, message: err.message, stack: err.stack, cause: err.cause } : err;
+  return [inspect(err, { depth: 10, showHidden: true }), JSON.stringify(own), String(err)].join('\n');
+}
+
+describe('providers: errors of a workspace\'s provider', () => {
+  const echo = (request: ReceivedRequest) => `key ${request.headers.authorization?.slice(7)} org ${request.headers['x-org']}`;
+
+  it('turns any failure into an error of ours that quotes neither the key nor a header value, classified as before', async () => {
+    const cases: Array<[string, (request: ReceivedRequest) => WireReply, boolean]> = [
+      ['a 500 echoing them', (request) => ({ kind: 'error', status: 500, body: { error: { message: echo(request), type: 'server_error' } } }), true],
+      ['a 401 echoing them', (request) => ({ kind: 'error', status: 401, body: { error: { message: echo(request) } } }), false],
+      // The SDK passes a streamed error chunk on as the plain object it is.
+      ['a streamed error chunk echoing them', (request) => ({ kind: 'sse', events: [{ data: { error: { message: echo(request), type: 'server_error' } } }] }), true],
+    ];
+    for (const [what, answer, retryable] of cases) {
+      const server = await openAiWireServer(answer);
+      try {
+        const err = await failedTurn(connectionTo(server.baseURL));
+        expect(server.requests, what).to.have.length(1);
+        expect(err, what).to.be.instanceOf(ProviderCallError);
+        expect(isRetryableModelError(err), what).to.equal(retryable);
+        const error = err as ProviderCallError;
+        expect(error.message, what).to.include('key [api_key] org [header X-Org]');
+        expect(error.cause, what).to.equal(undefined);
+        expect(Object.keys(error), what).to.deep.equal(['retryable', 'name']);
+        const shown = everythingOf(err);
+        expect(shown, what).to.not.include(KEY);
+        expect(shown, what).to.not.include(HEADER_VALUE);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  it('retries a run past a 500 and a streamed error that echo the key and a header, leaking neither anywhere', async () => {
+    const tenant = await newTenant('providers-leaks');
+    let calls = 0;
+    const server = await openAiWireServer((request) => {
+      calls++;
+      if (calls === 1) return { kind: 'error', status: 500, body: { error: { message: echo(request), type: 'server_error' } } };
+      if (calls === 2) return { kind: 'sse', events: [{ data: { error: { message: echo(request), type: 'server_error' } } }] };
+      return chatCompletionStream(request, { text: ['Third time lucky.'] });
+    });
+    try {
+      await call('POST', '/v1/providers', {
+        key: tenant.key,
+        body: { name: 'flaky', kind: 'openai_compatible', base_url: server.baseURL, api_key: KEY, headers: { 'X-Org': HEADER_VALUE } },
+      });
+      const agentId = await publishAgent(tenant.key, 'flaky', { nodes: [{ id: 'main', model: 'flaky/some-model', toolRefs: [] }] });
+      const { result, output } = await capturingOutput(async () => {
+        const run = await stream('POST', `/v1/agents/${agentId}/runs`, { key: tenant.key, body: { input: 'hi' } });
+        const runId = run.frames[0]!.data.run_id;
+        return { run, record: await call('GET', `/v1/runs/${runId}`, { key: tenant.key }) };
+      });
+      expect(result.run.frames.at(-1)!.event, JSON.stringify(result.run.frames.at(-1))).to.equal('run.completed');
+      expect(result.run.frames.filter((frame) => frame.event === 'attempt.reset')).to.have.length(2);
+      expect(calls).to.equal(3);
+      const events = await testPlatform().db.selectFrom('run_events').select('data').where('run_id', '=', result.record.body.run.id).execute();
+      for (const [where, text] of [
+        ['the run stream', JSON.stringify(result.run.frames)],
+        ['the run record', JSON.stringify(result.record.body)],
+        ['the stored events', JSON.stringify(events)],
+        ['the process output', output],
+      ]) {
+        expect(text, where).to.not.include(KEY);
+        expect(text, where).to.not.include(HEADER_VALUE);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('providers: a provider that goes silent', () => {
+  const IDLE_MS = 300;
+  let saved: string | undefined;
+  before(() => {
+    saved = process.env.PROVIDER_IDLE_TIMEOUT_MS;
+    process.env.PROVIDER_IDLE_TIMEOUT_MS = String(IDLE_MS);
+  });
+  after(() => {
+    if (saved === undefined) delete process.env.PROVIDER_IDLE_TIMEOUT_MS;
+    else process.env.PROVIDER_IDLE_TIMEOUT_MS = saved;
+  });
+
+  /** A server on the allowed host that takes each request and then does what `stall` says, never finishing. */
+  async function stallingServer(stall: (res: http.ServerResponse) => void): Promise<{ baseURL: string; close: () => Promise<void> }> {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => stall(res));
+    });
+    await new Promise<void>((resolve) => server.listen(0, ALLOWED_TOOL_HOST, resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      baseURL: `http://${ALLOWED_TOOL_HOST}:${port}/v1`,
+      close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    };
+  }
+
+  it('gives up on a provider that sends no response headers, or stops in the middle of its answer, as a retryable failure', async () => {
+    const silentCases: Array<[string, (res: http.ServerResponse) => void, string]> = [
+      ['no headers', () => undefined, `the provider sent no response headers within ${IDLE_MS} ms`],
+      [
+        'a stalled body',
+        (res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          const chunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'some-model', choices: [{ index: 0, delta: { content: 'Half' }, finish_reason: null }] };
+          res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        },
+        `the provider sent nothing for ${IDLE_MS} ms in the middle of its answer`,
+      ],
+    ];
+    for (const [what, stall, message] of silentCases) {
+      const server = await stallingServer(stall);
+      try {
+        const started = performance.now();
+        const err = await failedTurn(connectionTo(server.baseURL));
+        expect(performance.now() - started, what).to.be.below(5_000);
+        expect(err, what).to.be.instanceOf(ProviderCallError);
+        expect((err as Error).message, what).to.include(message);
+        expect(isRetryableModelError(err), `${what}: ${inspect(err)}`).to.equal(true);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+});
+
+describe('providers: prices', () => {
+  it('finds only prices a table itself holds, never a name of Object\'s prototype', () => {
+    const workspace = new Map([['myprov', { 'some-model': { prompt: '3', completion: '7' } }]]);
+    const usage = { prompt_tokens: 1000, completion_tokens: 500 };
+    for (const model of ['myprov/constructor', 'myprov/__proto__', 'myprov/toString', 'constructor', 'hasOwnProperty', 'openai/constructor']) {
+      expect(priceFor(model, {}, workspace), model).to.equal(null);
+      expect(costUsd(model, usage, {}, workspace), model).to.equal(null);
+    }
+    expect(costUsd('myprov/some-model', usage, {}, workspace)).to.equal('0.0065');
   });
 });

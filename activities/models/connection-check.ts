@@ -1,4 +1,5 @@
-import { providerFetch, withoutKey, type ProviderConnection, type ProviderFetch } from './provider-connection.js';
+import { providerFetch, type ProviderConnection, type ProviderFetch } from './provider-connection.js';
+import { redactSecrets } from './provider-failure.js';
 
 /** What one test call of a provider connection found. */
 export interface ConnectionCheck {
@@ -8,7 +9,7 @@ export interface ConnectionCheck {
   latency_ms: number;
   /** Some of the models the provider lists (at most MAX_LISTED), when it answered. */
   models: string[];
-  /** The provider's own error message, or why no answer came; never the key. */
+  /** The provider's own error message, or why no answer came; never the key or a header value. */
   error: string | null;
 }
 
@@ -16,6 +17,8 @@ export interface ConnectionCheck {
 const TIMEOUT_MS = 5_000;
 const MAX_LISTED = 20;
 const MAX_ERROR_CHARS = 500;
+// A models list is a few KiB; a test call made on demand reads no more than this of whatever answers.
+export const MAX_CHECK_RESPONSE_BYTES = 1024 * 1024;
 const ANTHROPIC_VERSION = '2023-06-01';
 
 /**
@@ -31,13 +34,13 @@ export async function checkProviderConnection(connection: ProviderConnection, fe
     status,
     latency_ms: elapsed(),
     models: [],
-    error: withoutKey(message, connection.apiKey).slice(0, MAX_ERROR_CHARS),
+    error: redactSecrets(message, connection).slice(0, MAX_ERROR_CHARS),
   });
   let response: Response;
   let text: string;
   try {
     response = await fetch(`${connection.baseURL.replace(/\/+$/, '')}/models`, { headers: requestHeaders(connection), signal: AbortSignal.timeout(TIMEOUT_MS) });
-    text = await response.text();
+    text = await readCapped(response);
   } catch (err) {
     const reason = err instanceof Error && err.name === 'TimeoutError' ? `no answer within ${TIMEOUT_MS} ms` : errorText(err);
     return failed(null, reason);
@@ -45,6 +48,22 @@ export async function checkProviderConnection(connection: ProviderConnection, fe
   const body = parseJson(text);
   if (!response.ok) return failed(response.status, providerMessage(body) ?? (text.trim() || `HTTP ${response.status}`));
   return { ok: true, status: response.status, latency_ms: elapsed(), models: modelIds(body), error: null };
+}
+
+/** The body's first MAX_CHECK_RESPONSE_BYTES as text; the rest is never read (a cut JSON body lists no models). */
+async function readCapped(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < MAX_CHECK_RESPONSE_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value.subarray(0, MAX_CHECK_RESPONSE_BYTES - size));
+    size += value.byteLength;
+  }
+  if (size >= MAX_CHECK_RESPONSE_BYTES) await reader.cancel().catch(() => undefined);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function requestHeaders(connection: ProviderConnection): Record<string, string> {

@@ -93,10 +93,15 @@ export type WorkspacePrices = ReadonlyMap<string, Readonly<Record<string, ModelP
 export function priceFor(model: string, env: NodeJS.ProcessEnv = process.env, workspace?: WorkspacePrices): ModelPrice | null {
   const id = parseModelId(model);
   const connection = workspace?.get(id.provider);
-  const own = connection && (connection[id.model] ?? connection['*']);
+  const own = connection && (ownEntry(connection, id.model) ?? ownEntry(connection, '*'));
   if (own) return own;
   const table = priceTableFromEnv(env);
-  return table[model] ?? table[`${id.provider}/*`] ?? null;
+  return ownEntry(table, model) ?? ownEntry(table, `${id.provider}/*`) ?? null;
+}
+
+/** `table[key]` only when the table itself has it: a model named `constructor` must not find Object's. */
+function ownEntry(table: Readonly<Record<string, ModelPrice>>, key: string): ModelPrice | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
 }
 
 // Enough digits that token counts times any configured price are never rounded.

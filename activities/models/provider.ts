@@ -4,7 +4,8 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
 import { ModelConfigurationError } from './errors.js';
 import { parseModelId, requireModelName } from './model-id.js';
-import { connectionModel, withoutKey } from './provider-connection.js';
+import { connectionModel } from './provider-connection.js';
+import { providerFailure } from './provider-failure.js';
 import { streamScriptedTurn } from './scripted.js';
 import { streamSdkTurn } from './sdk-turn.js';
 import { modelSettingsFromEnv, type ModelSettings } from './settings.js';
@@ -32,9 +33,9 @@ export async function streamModelTurn(
   try {
     return await streamSdkTurn(connectionModel(connection, model), request, callbacks);
   } catch (err) {
-    // A provider's error may quote the key it was sent; the message goes into run events.
-    if (err instanceof Error && connection.apiKey && err.message.includes(connection.apiKey)) err.message = withoutKey(err.message, connection.apiKey);
-    throw err;
+    if (callbacks.signal.aborted) throw err; // the activity's own cancellation, no provider's words
+    // A provider's error may quote the key or a header it was sent, anywhere in the error object.
+    throw providerFailure(err, connection);
   }
 }
 

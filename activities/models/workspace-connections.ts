@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { findProviderConnection } from '../../db/provider-connections.js';
+import { findProviderConnection, secretContext } from '../../db/provider-connections.js';
 import type { ProviderConnectionRow } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { openSecret, SecretsUnavailableError, SecretUnreadableError } from '../secrets/secret-box.js';
@@ -29,8 +29,8 @@ export async function openProviderConnection(row: ProviderConnectionRow): Promis
       name: row.name,
       kind: row.kind,
       baseURL: row.base_url,
-      apiKey: row.api_key === null ? undefined : await openSecret(row.api_key),
-      headers: row.headers === null ? {} : (JSON.parse(await openSecret(row.headers)) as Record<string, string>),
+      apiKey: row.api_key === null ? undefined : await openSecret(row.api_key, secretContext(row.tenant_id, row.id, 'api_key')),
+      headers: row.headers === null ? {} : parseHeaders(await openSecret(row.headers, secretContext(row.tenant_id, row.id, 'headers'))),
     };
   } catch (err) {
     if (err instanceof SecretsUnavailableError || err instanceof SecretUnreadableError) {
@@ -38,4 +38,17 @@ export async function openProviderConnection(row: ProviderConnectionRow): Promis
     }
     throw err;
   }
+}
+
+/** The opened headers' JSON object; a parse error would quote the secret text, so it says only what is wrong. */
+function parseHeaders(text: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new SecretUnreadableError('the stored headers are not a JSON object');
+  }
+  const valid = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.values(parsed).every((value) => typeof value === 'string');
+  if (!valid) throw new SecretUnreadableError('the stored headers are not a JSON object of strings');
+  return parsed as Record<string, string>;
 }

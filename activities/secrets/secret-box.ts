@@ -4,6 +4,9 @@ import { SECRETS_KEY_VARIABLE, secretKeyringFromEnv, type SecretKeyring } from '
 /**
  * Secrets at rest as JWE compact serialization: `dir` with A256GCM under a key of SECRETS_KEY, whose
  * kid the protected header names, so a secret opens with the key that sealed it after a rotation.
+ * The protected header also names where the secret belongs (`ctx`, e.g.
+ * `provider_connections/<tenant>/<id>/api_key`); GCM authenticates it, and a secret opened for any
+ * other place is unreadable, so a ciphertext copied into another row never yields its plaintext there.
  */
 
 /** No SECRETS_KEY on this server: secrets can be neither sealed nor opened. */
@@ -28,23 +31,26 @@ function keyring(given: SecretKeyring | undefined): SecretKeyring {
   return found;
 }
 
-/** `plaintext` sealed with the first key of SECRETS_KEY (or of `given`). */
-export async function sealSecret(plaintext: string, given?: SecretKeyring): Promise<string> {
+/** `plaintext` sealed for `context` (where it will be stored) with the first key of SECRETS_KEY (or of `given`). */
+export async function sealSecret(plaintext: string, context: string, given?: SecretKeyring): Promise<string> {
   const ring = keyring(given);
   return new CompactEncrypt(new TextEncoder().encode(plaintext))
-    .setProtectedHeader({ alg: ALG, enc: ENC, kid: ring.currentKid })
+    .setProtectedHeader({ alg: ALG, enc: ENC, kid: ring.currentKid, ctx: context })
     .encrypt(ring.keys.get(ring.currentKid)!);
 }
 
-/** What `jwe` seals, opened with the key its header names. */
-export async function openSecret(jwe: string, given?: SecretKeyring): Promise<string> {
+/** What `jwe` seals, opened with the key its header names; unreadable unless it was sealed for `context`. */
+export async function openSecret(jwe: string, context: string, given?: SecretKeyring): Promise<string> {
   const ring = keyring(given);
   let kid: unknown;
+  let ctx: unknown;
   try {
-    kid = decodeProtectedHeader(jwe).kid;
+    ({ kid, ctx } = decodeProtectedHeader(jwe));
   } catch {
     throw new SecretUnreadableError('a stored secret is not a JWE');
   }
+  // The header is authenticated by the decryption below, so a ctx edited to match fails there.
+  if (ctx !== context) throw new SecretUnreadableError('a stored secret was sealed for another place than the one it is read from');
   const key = typeof kid === 'string' ? ring.keys.get(kid) : undefined;
   if (!key) throw new SecretUnreadableError(`a stored secret was sealed with key '${String(kid)}', which ${SECRETS_KEY_VARIABLE} no longer holds`);
   try {

@@ -20,7 +20,11 @@ export interface SecretKeyring {
 const KID = /^[A-Za-z0-9._-]{1,64}$/;
 const KEY_BYTES = 32;
 
-/** The keyring SECRETS_KEY describes; throws an error naming what is wrong (never echoing a key). */
+/**
+ * The keyring SECRETS_KEY describes; throws an error naming what is wrong and which entry, by position
+ * only: nothing of the value is ever echoed, since a mistyped entry (key and kid swapped, a missing
+ * colon) may put key material anywhere in it.
+ */
 export function parseSecretsKey(value: string): SecretKeyring {
   const keys = new Map<string, Uint8Array>();
   const entries = value.split(',').map((entry) => entry.trim());
@@ -30,10 +34,11 @@ export function parseSecretsKey(value: string): SecretKeyring {
     const encoded = colon === -1 ? '' : entry.slice(colon + 1);
     const where = `${SECRETS_KEY_VARIABLE}: entry ${i + 1}`;
     if (!KID.test(kid)) throw new Error(`${where} must be 'kid:key' with a kid of letters, digits, '.', '_' or '-' (at most 64)`);
-    if (keys.has(kid)) throw new Error(`${where} repeats the kid '${kid}'`);
+    const repeated = [...keys.keys()].indexOf(kid);
+    if (repeated !== -1) throw new Error(`${where} repeats the kid of entry ${repeated + 1}`);
     const key = /^[A-Za-z0-9_-]+={0,2}$/.test(encoded) ? Buffer.from(encoded, 'base64url') : Buffer.alloc(0);
     if (key.length !== KEY_BYTES) {
-      throw new Error(`${where} (kid '${kid}') must be ${KEY_BYTES} random bytes in base64url (43 characters), e.g. from: openssl rand -base64 32 | tr '+/' '-_' | tr -d '='`);
+      throw new Error(`${where} must be ${KEY_BYTES} random bytes in base64url (43 characters), e.g. from: openssl rand -base64 32 | tr '+/' '-_' | tr -d '='`);
     }
     keys.set(kid, new Uint8Array(key));
   }
@@ -63,20 +68,24 @@ export const EMBEDDED_KEY_FILE = 'secrets-key';
 /**
  * The embedded default (`npm start` without DATABASE_URL) keeps its data in DATA_DIR, and so its key:
  * when SECRETS_KEY is unset, the key in DATA_DIR/secrets-key (made on the first start, readable by the
- * owner only) becomes this process's SECRETS_KEY. Answers where the key came from.
+ * owner only) becomes this process's SECRETS_KEY. Answers where the key came from; `warn` hears of a
+ * key file others may read.
  */
-export function useEmbeddedSecretsKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): 'environment' | 'file' | 'generated' {
+export function useEmbeddedSecretsKey(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (message: string) => void = (message) => console.warn(message),
+): 'environment' | 'file' | 'generated' {
   if (env[SECRETS_KEY_VARIABLE]) return 'environment';
   const file = path.join(dataDir, EMBEDDED_KEY_FILE);
   let origin: 'file' | 'generated' = 'file';
   if (!fs.existsSync(file)) {
     fs.mkdirSync(dataDir, { recursive: true });
-    try {
-      fs.writeFileSync(file, `${newSecretsKeyEntry('local')}\n`, { mode: 0o600, flag: 'wx' });
-      origin = 'generated';
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // another start made it first
-    }
+    if (createKeyFile(file)) origin = 'generated';
+  }
+  const mode = fs.statSync(file).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    warn(`[platform] ${file} can be read by others than its owner (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 it`);
   }
   const value = fs.readFileSync(file, 'utf8').trim();
   try {
@@ -86,4 +95,23 @@ export function useEmbeddedSecretsKey(dataDir: string, env: NodeJS.ProcessEnv = 
   }
   env[SECRETS_KEY_VARIABLE] = value;
   return origin;
+}
+
+/**
+ * Writes a new key to `file` whole or not at all: written to a temporary file first, then linked into
+ * place, which fails if another start linked its own first. A concurrent start thus never reads a
+ * half-written file; false when the other start won (its key is the one used).
+ */
+function createKeyFile(file: string): boolean {
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  fs.writeFileSync(temporary, `${newSecretsKeyEntry('local')}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    fs.linkSync(temporary, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return false;
+  } finally {
+    fs.rmSync(temporary, { force: true });
+  }
 }

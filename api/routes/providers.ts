@@ -8,6 +8,8 @@ import {
   findProviderConnection,
   insertProviderConnectionIfNew,
   listProviderConnectionsPage,
+  newProviderConnectionId,
+  secretContext,
   updateProviderConnectionById,
   type StoredProviderConnection,
 } from '../../db/provider-connections.js';
@@ -118,8 +120,9 @@ export const createProvider = defineOperation<Record<string, never>, unknown, Pr
   summary: 'Connect a model provider, or return the existing connection with this name unchanged',
   description:
     'Runs resolve `provider/model` through the workspace\'s connections first, then the server\'s environment. ' +
-    '`api_key` and header values are encrypted at rest and never returned; storing them needs SECRETS_KEY on the server (503 without it). ' +
-    'A name that exists answers 200 with that connection as it is (the spec\'s upsert by name); change one with PATCH. ' +
+    '`api_key` and header values are encrypted at rest and never returned; storing them needs SECRETS_KEY on the server: without it, ' +
+    'a new connection with an `api_key` or `headers` answers 503 `unavailable` (keyless connections still work). ' +
+    'A name that exists answers 200 with that connection as it is (the spec\'s upsert by name), checked before anything is stored; change one with PATCH. ' +
     'Requests to private or loopback addresses are refused at call time unless the operator allow-lists them (TOOL_HTTP_ALLOW_HOSTS). See docs/providers.md.',
   access: 'management',
   body: {
@@ -136,9 +139,13 @@ export const createProvider = defineOperation<Record<string, never>, unknown, Pr
   handler: async ({ body, caller, tenant }) => {
     const baseURL = body.base_url ?? DEFAULT_BASE_URLS[body.kind]!;
     checkBaseUrl(baseURL);
-    const values = await storedConnection(body.kind, baseURL, { apiKey: body.api_key, headers: body.headers ?? {} }, body.prices ?? {});
+    // An existing name answers as it is before anything is sealed (so also without SECRETS_KEY).
+    const existing = await tenant((tx) => findProviderConnection(tx, caller.tenantId, body.name));
+    if (existing) return { status: 200, body: { provider: providerJson(existing), created: false } };
+    const id = newProviderConnectionId();
+    const values = await storedConnection(caller.tenantId, id, body.kind, baseURL, { apiKey: body.api_key, headers: body.headers ?? {} }, body.prices ?? {});
     const { row, created } = await tenant(async (tx) => {
-      const inserted = await insertProviderConnectionIfNew(tx, caller.tenantId, body.name, values);
+      const inserted = await insertProviderConnectionIfNew(tx, caller.tenantId, id, body.name, values);
       const row = inserted ?? orNotFound(await findProviderConnection(tx, caller.tenantId, body.name), 'provider', body.name);
       return { row, created: Boolean(inserted) };
     });
@@ -171,7 +178,9 @@ export const updateProvider = defineOperation<{ name: string }, unknown, Provide
   description:
     'Fields left out stay as they are. `api_key` replaces the key (null removes it); `headers` and `prices` replace the whole map ' +
     '(send the header values again, not the "[redacted]" read back; null removes them). A new `kind` without `base_url` moves a ' +
-    'connection on the old kind\'s default address to the new kind\'s.',
+    'connection on the old kind\'s default address to the new kind\'s. A change of `kind` or of the base URL\'s origin (scheme, host, port) ' +
+    'must carry `api_key`, and `headers` when some are stored (400 naming the field otherwise): stored secrets are never sent to a new ' +
+    'destination. Setting `api_key` or `headers` needs SECRETS_KEY on the server (503 `unavailable` without it).',
   access: 'management',
   params: nameParams,
   body: {
@@ -197,12 +206,13 @@ export const updateProvider = defineOperation<{ name: string }, unknown, Provide
         const keptDefault = body.kind !== undefined && current.base_url === DEFAULT_BASE_URLS[current.kind] ? DEFAULT_BASE_URLS[kind] : undefined;
         const baseURL = body.base_url ?? keptDefault ?? current.base_url;
         checkBaseUrl(baseURL);
+        requireSecretsOnNewDestination(current, kind, baseURL, body);
         // Secrets left out stay sealed as they are; given ones are sealed anew.
         const secrets = {
           apiKey: body.api_key === undefined ? undefined : body.api_key,
           headers: body.headers === undefined ? undefined : (body.headers ?? {}),
         };
-        const values = await storedConnection(kind, baseURL, secrets, body.prices === undefined ? current.prices : (body.prices ?? {}), current);
+        const values = await storedConnection(caller.tenantId, current.id, kind, baseURL, secrets, body.prices === undefined ? current.prices : (body.prices ?? {}), current);
         return updateProviderConnectionById(tx, caller.tenantId, current.id, body.name ?? current.name, values);
       }),
     );
@@ -235,8 +245,10 @@ export const testProvider = defineOperation<{ name: string }>({
   path: '/v1/providers/{name}/test',
   tag: TAG,
   summary: 'Make one real, free call with the connection (its models list) and report what the provider answered',
-  description: 'A provider that refuses (a wrong key: 401) is a 200 with `ok: false`, its status and its error message; the key is never part of the answer.',
-  access: 'key',
+  description:
+    'A provider that refuses (a wrong key: 401) is a 200 with `ok: false`, its status and its error message; the key and header values are never part of the answer. ' +
+    'Management keys only, as it makes an outbound request on demand; at most 1 MiB of the answer is read.',
+  access: 'management', // it makes outbound requests on demand
   params: nameParams,
   errors: ['not_found'],
   responses: { 200: { description: 'What the provider answered', schema: checkSchema } },
@@ -263,10 +275,27 @@ function checkBaseUrl(value: string): void {
 }
 
 /**
+ * Stored secrets go only where they went when they were given: a PATCH that changes the kind (another
+ * auth scheme) or the base URL's origin must give the key and headers again (or null), else a key
+ * that may change the address but never read the key could send it to a server of its own.
+ */
+function requireSecretsOnNewDestination(current: ProviderConnectionRow, kind: ProviderKind, baseURL: string, body: ProviderChanges): void {
+  const moved = kind !== current.kind || new URL(baseURL).origin !== new URL(current.base_url).origin;
+  if (!moved) return;
+  const fields: FieldError[] = [];
+  const what = kind !== current.kind ? 'kind' : 'base_url origin';
+  if (current.api_key !== null && body.api_key === undefined) fields.push({ field: 'body.api_key', message: `is required when the ${what} changes (the stored key is not sent to a new destination)` });
+  if (current.headers !== null && body.headers === undefined) fields.push({ field: 'body.headers', message: `are required when the ${what} changes (the stored headers are not sent to a new destination)` });
+  if (fields.length > 0) throw invalidRequest(`invalid provider: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, fields);
+}
+
+/**
  * What is stored for a connection: given secrets sealed (undefined: keep `current`'s sealed ones), names
  * and last four characters in the clear. OpenAI and Anthropic connections need a key.
  */
 async function storedConnection(
+  tenantId: string,
+  id: string,
   kind: ProviderKind,
   baseURL: string,
   secrets: { apiKey: string | null | undefined; headers: Record<string, string> | undefined },
@@ -279,11 +308,11 @@ async function storedConnection(
     throw invalidRequest(`invalid provider: body.api_key is required for kind '${kind}'`, fields);
   }
   try {
-    const apiKey = secrets.apiKey === undefined ? (current?.api_key ?? null) : secrets.apiKey === null ? null : await sealSecret(secrets.apiKey);
+    const apiKey = secrets.apiKey === undefined ? (current?.api_key ?? null) : secrets.apiKey === null ? null : await sealSecret(secrets.apiKey, secretContext(tenantId, id, 'api_key'));
     const last4 = secrets.apiKey === undefined ? (current?.api_key_last4 ?? null) : secrets.apiKey !== null && secrets.apiKey.length >= MIN_KEY_CHARS_FOR_LAST4 ? secrets.apiKey.slice(-4) : null;
     const headerNames = secrets.headers === undefined ? (current?.header_names ?? []) : Object.keys(secrets.headers);
     const sealedHeaders =
-      secrets.headers === undefined ? (current?.headers ?? null) : headerNames.length === 0 ? null : await sealSecret(JSON.stringify(secrets.headers));
+      secrets.headers === undefined ? (current?.headers ?? null) : headerNames.length === 0 ? null : await sealSecret(JSON.stringify(secrets.headers), secretContext(tenantId, id, 'headers'));
     return { kind, base_url: baseURL, api_key: apiKey, api_key_last4: last4, headers: sealedHeaders, header_names: headerNames, prices };
   } catch (err) {
     if (err instanceof SecretsUnavailableError) throw new ApiError('unavailable', `this server cannot store an api_key or headers: ${err.message}`);
