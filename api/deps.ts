@@ -38,7 +38,10 @@ export async function createAppDeps(options: {
   temporalNamespace: string;
   publicUrl: string;
 }): Promise<OpenAppDeps> {
-  secretKeyringFromEnv(); // a malformed SECRETS_KEY fails the start, not the first provider saved
+  // A malformed SECRETS_KEY fails the start, not the first provider saved; a missing one is said at once.
+  if (!secretKeyringFromEnv()) {
+    console.warn('[api] SECRETS_KEY is not set: provider connections cannot store an api_key or headers (saving one answers 503); see docs/providers.md');
+  }
   const connection = await Connection.connect({ address: options.temporalAddress });
   const temporal = new Client({ connection, namespace: options.temporalNamespace });
   let events: EventHub | undefined;

@@ -118,5 +118,15 @@ describe('fuzz findings', () => {
       expect(documentAccepts('patch', '/v1/tools/{id}', { kind: 'mcp', builtin: 'ask_human' })).to.equal(false);
       expect(documentAccepts('patch', '/v1/tools/{id}', { builtin: 'ask_human' })).to.equal(true);
     });
+
+    it("refuses an MCP server URL that matches the pattern but is no URL (stored, it broke schemathesis' reading of the echo)", async () => {
+      const mcp = { server_url: 'http://\u00eb[X\u00d9', tool: 't' };
+      expect(documentAccepts('post', '/v1/tools', { name: 'bad_mcp', kind: 'mcp', mcp })).to.equal(true);
+      const response = await call('POST', '/v1/tools', { key, body: { name: 'bad_mcp', kind: 'mcp', mcp } });
+      expect(response.status).to.equal(400);
+      expect(response.body.error.fields).to.deep.equal([{ field: 'body.mcp.server_url', message: 'is not a valid URL' }]);
+      const tools = await call('GET', '/v1/tools?limit=200', { key });
+      expect(tools.body.tools.map((t: { name: string }) => t.name), 'nothing stored').to.not.include('bad_mcp');
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { MAX_REQUEST_INTEGER, type JsonSchema } from '../json-schema/types.js';
 import { argumentsSchemaProblem } from './arguments-validator.js';
-import type { HttpToolConfig } from './types.js';
+import type { HttpToolConfig, McpToolConfig } from './types.js';
 import { fillUrlTemplate, placeholderNames } from './url-template.js';
 
 /**
@@ -78,6 +78,11 @@ export function httpToolConfigProblems(config: HttpToolConfig): string[] {
     }
   }
   return problems;
+}
+
+/** What `mcpToolConfigSchema` cannot check: the server URL parses as one (`http://ë[x` matches the pattern). */
+export function mcpToolConfigProblems(config: McpToolConfig): string[] {
+  return URL.canParse(config.server_url) ? [] : ['is not a valid URL'];
 }
 
 /** The highest `max_depth` a subagent tool may set: each level is a workflow waiting on the next. */

@@ -1,6 +1,6 @@
 import { BUILTIN_KEYS } from '../../activities/tools/builtins/registry.js';
-import { agentToolConfigSchema, httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
-import type { HttpToolConfig } from '../../activities/tools/types.js';
+import { agentToolConfigSchema, httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigProblems, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
+import type { HttpToolConfig, McpToolConfig } from '../../activities/tools/types.js';
 import { findAgent } from '../../db/agents.js';
 import type { AgentToolConfig, Tool, ToolKind } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
@@ -100,7 +100,7 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
     200: { description: 'A tool with this name existed; it is returned unchanged', schema: upsertResultOf('tool', toolSchema) },
   },
   handler: async ({ body, caller, tenant }) => {
-    checkHttpSettings(body);
+    checkConnectionSettings(body);
     const definition = {
       kind: body.kind,
       description: body.description ?? null,
@@ -152,7 +152,7 @@ export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>(
   errors: ['not_found', 'conflict'],
   responses: { 200: { description: 'The tool as changed', schema: closedObject({ tool: toolSchema }) } },
   handler: async ({ params, body, caller, tenant }) => {
-    checkHttpSettings(body);
+    checkConnectionSettings(body);
     const tool = await conflictIfNameTaken(`a tool named '${body.name}' already exists`, () =>
       tenant(async (tx) => {
         const current = await toolOr404(tx, caller.tenantId, params.id);
@@ -202,11 +202,14 @@ async function subagentById<C extends AgentToolConfig | undefined>(tx: TenantTx,
   return { ...config, agent: agent.id };
 }
 
-/** What the body schema cannot say about an http tool's settings. */
-function checkHttpSettings(body: Pick<ToolBody, 'http'>): void {
+/** What the body schema cannot say about an http or mcp tool's settings. */
+function checkConnectionSettings(body: Pick<ToolBody, 'http' | 'mcp'>): void {
   const fields: FieldError[] = [];
   if (body.http) {
     for (const problem of httpToolConfigProblems(body.http)) fields.push({ field: 'body.http', message: problem });
+  }
+  if (body.mcp) {
+    for (const problem of mcpToolConfigProblems(body.mcp as unknown as McpToolConfig)) fields.push({ field: 'body.mcp.server_url', message: problem });
   }
   if (fields.length) throw invalidRequest(`invalid tool: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`, fields);
 }
