@@ -31,6 +31,14 @@ export const timestamp: JsonSchema = { type: 'string', format: 'date-time' };
 export const nullableTimestamp: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
 
 /**
+ * A resource's name: unique in its scope and usable in paths in place of the id, so no `/` and no
+ * control characters. `extra` adds to it (a description, a name a concrete path takes).
+ */
+export function nameSchema(extra: JsonSchema = {}): JsonSchema {
+  return { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$', ...extra };
+}
+
+/**
  * An object with these properties and no others. All are required, as in the records and envelopes
  * (`{"agent": {...}}`) the API answers, unless `required` lists the ones that are (request bodies) or
  * `optional` those that are not.

@@ -18,17 +18,11 @@ import { defineListOperation } from '../list-operation.js';
 import { conflictIfNameTaken } from '../name-conflict.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
-import { closedObject, deletionResult, refParams, timestamp, upsertResultOf } from '../schemas.js';
+import { closedObject, nameSchema, deletionResult, refParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Agents';
 
-const agentName: JsonSchema = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  pattern: '^[^/\\u0000-\\u001f]+$',
-  description: 'Unique in the workspace; usable in place of the id in paths.',
-};
+const agentName = nameSchema({ description: 'Unique in the workspace; usable in place of the id in paths.' });
 
 const agentSchema = closedObject({
   id: { type: 'string' },

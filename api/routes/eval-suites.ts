@@ -11,7 +11,7 @@ import { ApiError, invalidRequest, orNotFound, type FieldError } from '../errors
 import { conflictIfNameTaken } from '../name-conflict.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { pick, timestampsJson } from '../row-json.js';
-import { closedObject, listOf, pageQuery, pathParams, refParams, timestamp, upsertResultOf } from '../schemas.js';
+import { closedObject, nameSchema, listOf, pageQuery, pathParams, refParams, timestamp, upsertResultOf } from '../schemas.js';
 import { agentOr404 } from './agents.js';
 
 const TAG = 'Evals';
@@ -19,7 +19,7 @@ const TAG = 'Evals';
 /** Cases one POST may add. */
 const MAX_CASES_PER_REQUEST = 1000;
 
-const suiteName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$', description: 'Unique per agent.' };
+const suiteName = nameSchema({ description: 'Unique per agent.' });
 /**
  * Each scorer is held to its type's schema (the one the scorers' own validation uses); an unknown type
  * is a 400 listing the types.

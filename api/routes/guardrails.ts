@@ -8,7 +8,7 @@ import { defineDeleteOperation } from '../delete-operation.js';
 import { defineListOperation } from '../list-operation.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
-import { closedObject, pathParams, timestamp, upsertResultOf } from '../schemas.js';
+import { closedObject, nameSchema, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Guardrails';
 const nameParams = pathParams(['name']);
@@ -79,7 +79,7 @@ export const upsertGuardrail = defineOperation<Record<string, never>, unknown, G
   body: {
     ...closedObject(
       {
-        name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$' },
+        name: nameSchema(),
         kind: { enum: GUARDRAIL_KINDS },
         target: { enum: ['input', 'output', 'both'], default: 'both' },
         action: { enum: ['block', 'redact', 'warn'], default: 'block' },

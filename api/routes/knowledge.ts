@@ -24,13 +24,13 @@ import { defineListOperation } from '../list-operation.js';
 import { conflictIfNameTaken } from '../name-conflict.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
-import { closedObject, listOf, pageQuery, pathParams, timestamp, upsertResultOf } from '../schemas.js';
+import { closedObject, nameSchema, listOf, pageQuery, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
 import { requestValidator } from '../validation.js';
 
 const TAG = 'Knowledge';
 /** `search` is taken by POST /v1/knowledge/search, which a concrete path wins over /v1/knowledge/{kb}. */
-const kbName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$', not: { const: 'search' } };
+const kbName = nameSchema({ not: { const: 'search' } });
 const kbParams = pathParams(['kb']);
 const docParams = pathParams(['kb', 'documentId']);
 /** The knowledge base `ref` names, or 404. */

@@ -20,11 +20,11 @@ import { defineListOperation } from '../list-operation.js';
 import { conflictIfNameTaken } from '../name-conflict.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
-import { closedObject, MAX_REQUEST_INTEGER, pathParams, timestamp, upsertResultOf } from '../schemas.js';
+import { closedObject, nameSchema, MAX_REQUEST_INTEGER, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Prompts';
 
-const promptName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$' };
+const promptName = nameSchema();
 const template: JsonSchema = {
   type: 'string',
   minLength: 1,

@@ -25,7 +25,7 @@ import { conflictIfNameTaken } from '../name-conflict.js';
 import { readBodyUpTo } from '../read-body.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
-import { closedObject, MAX_REQUEST_INTEGER, pathParams, timestamp, upsertResultOf } from '../schemas.js';
+import { closedObject, nameSchema, MAX_REQUEST_INTEGER, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 import { parseSkillMd, SkillMdError } from '../skill-md.js';
 import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
 import { requestValidator } from '../validation.js';
@@ -33,7 +33,7 @@ import { requestValidator } from '../validation.js';
 const TAG = 'Skills';
 
 /** `import` is taken by POST /v1/skills/import, which a concrete path wins over /v1/skills/{ref}. */
-const skillName: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^/\\u0000-\\u001f]+$', not: { const: 'import' } };
+const skillName = nameSchema({ not: { const: 'import' } });
 const description: JsonSchema = {
   type: 'string',
   minLength: 1,
