@@ -14,11 +14,12 @@ import { listScheduleIdsOfAgent } from '../../db/schedules.js';
 import type { AgentGraph, AgentVersion } from '../../db/schema.js';
 import { ApiError, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
+import { defineDeleteOperation } from '../delete-operation.js';
 import { defineListOperation } from '../list-operation.js';
 import { conflictIfNameTaken } from '../name-conflict.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
-import { closedObject, nameSchema, deletionResult, refParams, timestamp, upsertResultOf } from '../schemas.js';
+import { closedObject, nameSchema, refParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Agents';
 
@@ -163,27 +164,20 @@ export const updateAgent = defineOperation<{ id: string }, unknown, { name?: str
   },
 });
 
-export const deleteAgent = defineOperation<{ id: string }>({
+export const deleteAgent = defineDeleteOperation<{ id: string }, Record<string, unknown>, string[]>({
   operationId: 'deleteAgent',
-  method: 'delete',
   path: '/v1/agents/{id}',
   tag: TAG,
   summary: 'Delete an agent and its versions (and its schedules)',
-  access: 'key',
   params: refParams,
-  errors: ['not_found'],
-  responses: { 200: { description: 'Deleted', schema: deletionResult } },
-  handler: async ({ params, caller, tenant, deps }) => {
-    const { id, scheduleIds } = await tenant(async (tx) => {
-      const agent = await agentOr404(tx, caller.tenantId, params.id);
-      const scheduleIds = await listScheduleIdsOfAgent(tx, caller.tenantId, agent.id);
-      await deleteAgentById(tx, caller.tenantId, agent.id);
-      return { id: agent.id, scheduleIds };
-    });
-    // The schedules' rows went with the agent; their Temporal Schedules go once that is committed.
-    await deleteTemporalSchedulesOfDeletedRows(deps.temporal, scheduleIds);
-    return { status: 200, body: { deleted: true, id } };
+  find: (tx, tenantId, { id }) => agentOr404(tx, tenantId, id),
+  deleteById: async (tx, tenantId, id) => {
+    const scheduleIds = await listScheduleIdsOfAgent(tx, tenantId, id);
+    await deleteAgentById(tx, tenantId, id);
+    return scheduleIds;
   },
+  // The schedules' rows went with the agent; their Temporal Schedules go once that is committed.
+  afterCommit: (deps, scheduleIds) => deleteTemporalSchedulesOfDeletedRows(deps.temporal, scheduleIds),
 });
 
 export const listAgentVersions = defineOperation<{ id: string }>({
