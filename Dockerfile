@@ -25,6 +25,10 @@ ENV NODE_ENV=production \
     DATA_DIR=/data \
     EMBEDDING_MODEL_DIR=/app/models
 WORKDIR /app
+# Debian's Chromium for the `browser` tool, which the worker runs (docs/browser.md; CHROMIUM_PATH).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium fonts-liberation \
+ && rm -rf /var/lib/apt/lists/*
 RUN mkdir -p /data && chown node:node /data
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -7,6 +7,7 @@ import { modelActivities } from './models/activities.js';
 import { runActivities } from './runs/activities.js';
 import { scheduleActivities } from './schedules/activities.js';
 import { toolActivities } from './tools/activities.js';
+import { webhookActivities } from './webhooks/activities.js';
 
 /**
  * Every activity the workers register, by area. Each area's `activities.ts` binds its Temporal-facing
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...knowledgeActivities(deps),
     ...evalActivities(deps),
     ...scheduleActivities(deps),
+    ...webhookActivities(deps),
   };
 }
 

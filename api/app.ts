@@ -6,10 +6,14 @@ import { mcpEndpoint } from './mcp/endpoint.js';
 import { requestId } from './middleware/request-id.js';
 import type { AnyOperation } from './operation.js';
 import { oauthRoutes } from './oauth/router.js';
+import { consoleRoutes } from './console/router.js';
+import { invitePageRoutes } from './invites/router.js';
 import { buildRouter } from './router.js';
 import { proxyHopsFromEnv, trustProxies } from './trust-proxy.js';
 import agents from './routes/agents.js';
 import apiKeys from './routes/api-keys.js';
+import members from './routes/members.js';
+import invites from './routes/invites.js';
 import evalSuites from './routes/eval-suites.js';
 import experiments from './routes/experiments.js';
 import health from './routes/health.js';
@@ -24,10 +28,17 @@ import schedules from './routes/schedules.js';
 import skills from './routes/skills.js';
 import threads from './routes/threads.js';
 import tools from './routes/tools.js';
+import webhooks from './routes/webhooks.js';
+import deployments from './routes/deployments.js';
+import channels from './routes/channels.js';
+import voice from './routes/voice.js';
+import browser from './routes/browser.js';
+import { deploymentPreflight } from './deployments/cors.js';
+import { deploymentPageRoutes } from './deployments/page-router.js';
 
 /** Every operation the API serves, in the order the OpenAPI document lists them. */
 export function allOperations(): AnyOperation[] {
-  const operations: AnyOperation[] = [...health, ...agents, ...runs, ...threads, ...tools, ...prompts, ...skills, ...guardrails, ...memory, ...knowledge, ...evalSuites, ...experiments, ...providers, ...schedules, ...apiKeys];
+  const operations: AnyOperation[] = [...health, ...agents, ...runs, ...threads, ...tools, ...prompts, ...skills, ...guardrails, ...memory, ...knowledge, ...evalSuites, ...experiments, ...providers, ...schedules, ...webhooks, ...apiKeys, ...members, ...invites, ...deployments, ...channels, ...voice, ...browser];
   operations.push(openApiOperation(() => operations));
   return operations;
 }
@@ -38,11 +49,18 @@ export function createApp(deps: AppDeps): Koa {
   app.on('error', logUnexpected);
   app.use(requestId);
   app.use(errorBodies);
+  app.use(deploymentPreflight(allOperations(), deps.db));
   app.use(mcpEndpoint(allOperations(), deps));
   const oauth = oauthRoutes(deps);
   const operations = buildRouter(allOperations(), deps);
-  app.use(methodNotAllowed([oauth.router!, operations]));
+  const invitePages = invitePageRoutes(deps);
+  const consolePages = consoleRoutes(deps);
+  const deploymentPages = deploymentPageRoutes(deps);
+  app.use(methodNotAllowed([oauth.router!, invitePages, consolePages, deploymentPages, operations]));
   app.use(oauth);
+  app.use(invitePages.routes());
+  app.use(consolePages.routes());
+  app.use(deploymentPages.routes());
   app.use(operations.routes());
   return app;
 }

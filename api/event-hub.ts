@@ -9,6 +9,7 @@ type Listener = () => void;
  */
 export class EventHub {
   private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly anyListeners = new Set<(id: string) => void>();
   private unlisten: (() => Promise<void>) | undefined;
 
   static async start(database: Pick<OpenDatabase, 'listen'>, channel: string): Promise<EventHub> {
@@ -27,11 +28,18 @@ export class EventHub {
     };
   }
 
+  /** Every notification, whatever its id: for a view over many runs (the console's inbox). */
+  subscribeAll(listener: (id: string) => void): () => void {
+    this.anyListeners.add(listener);
+    return () => this.anyListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
     await this.unlisten?.();
   }
 
   private notify(id: string): void {
     for (const listener of this.listeners.get(id) ?? []) listener();
+    for (const listener of this.anyListeners) listener(id);
   }
 }

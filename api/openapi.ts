@@ -6,7 +6,7 @@ import { NUL_FREE_JSON_NAME, nulFree, nulFreeJson } from './nul-free-schema.js';
 const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   invalid_request: 'Invalid or missing fields; `error.fields` lists them.',
   unauthorized: 'Missing, malformed, unknown or revoked credential.',
-  forbidden: 'The credential may not call this operation (management keys only).',
+  forbidden: "The credential may not call this operation: management keys only, or a deployment's publishable key outside what it may do (docs/deployments.md).",
   not_found: 'The addressed resource does not exist in this workspace.',
   method_not_allowed: 'The path does not have this method; `Allow` lists those it has.',
   conflict: 'The request conflicts with the current state.',
@@ -40,7 +40,7 @@ export function buildOpenApiDocument(operations: AnyOperation[], serverUrl: stri
         bearer: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API key (`svc_sk_…`) or an OAuth access token (`svc_at_…`).',
+          description: "An API key (`svc_sk_…`), an OAuth access token (`svc_at_…`), or a deployment's publishable key (`svc_pk_…`), which only runs its deployment's agent (docs/deployments.md).",
         },
       },
       schemas: { Error: errorBody, [NUL_FREE_JSON_NAME]: nulFreeJson },
@@ -81,7 +81,8 @@ function describeOperation(operation: AnyOperation): Record<string, unknown> {
 export function errorCodes(operation: AnyOperation): ErrorCode[] {
   const codes = new Set<ErrorCode>(operation.errors ?? []);
   if (operation.access !== 'public') codes.add('unauthorized');
-  if (operation.access === 'management') codes.add('forbidden');
+  // Management operations refuse other keys; every operation refuses a publishable key out of its place.
+  if (operation.access !== 'public') codes.add('forbidden');
   // Every request's path and query are validated (unknown parameters, NUL characters), so any may be a 400.
   codes.add('invalid_request');
   if (operation.body || operation.requestBody) codes.add('payload_too_large').add('unsupported_media_type');

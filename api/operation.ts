@@ -12,7 +12,21 @@ export type Access = 'public' | 'key' | 'management';
 export interface Caller {
   tenantId: string;
   keyId: string;
-  kind: 'management' | 'standard';
+  /** `publishable`: a deployment's public key, confined to its deployment (docs/deployments.md). */
+  kind: 'management' | 'standard' | 'publishable';
+  /** The signed-in person behind an OAuth access token (whose role some operations check); unset for API keys. */
+  userId?: string;
+  /** Set for a publishable key: the deployment it belongs to. */
+  deployment?: DeploymentScope;
+}
+
+/** What a publishable key may reach: runs of one agent, and the runs it started itself. */
+export interface DeploymentScope {
+  id: string;
+  agentId: string;
+  version: number | null;
+  runsPerMinute: number;
+  runsPerMinutePerVisitor: number;
 }
 
 export interface Reply {
@@ -53,6 +67,11 @@ export interface Operation<Params = Record<string, string>, Query = Record<strin
   summary: string;
   description?: string;
   access: Access;
+  /**
+   * A deployment's publishable key may call it too (every other operation refuses one with 403); the
+   * handler must then confine the key to its deployment (api/deployments/scope.ts).
+   */
+  publishable?: true;
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;

@@ -21,7 +21,7 @@ export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
       // OpenAPI matches a concrete path before a templated one: PATCH /v1/memory/search is not PATCH
       // /v1/memory/{id} but a method /v1/memory/search lacks (405).
       if (concrete.has(ctx.path)) return next();
-      const caller = operation.access === 'public' ? undefined : await callerOf(ctx, deps, operation.access);
+      const caller = operation.access === 'public' ? undefined : await callerOf(ctx, deps, operation);
 
       const params = { ...ctx.params };
       validateParams(params);
@@ -57,9 +57,10 @@ export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
  * The request's caller: the bearer credential's, or, for a tool call `/mcp` dispatched to this router,
  * the caller `/mcp` already authenticated (api/mcp/internal-router.ts).
  */
-async function callerOf(ctx: Koa.Context, deps: AppDeps, access: Exclude<Access, 'public'>): Promise<Caller> {
+async function callerOf(ctx: Koa.Context, deps: AppDeps, operation: AnyOperation): Promise<Caller> {
+  const access = operation.access as Exclude<Access, 'public'>;
   const dispatched = ctx.state.dispatchedCaller as Caller | undefined;
-  if (!dispatched) return authenticate(ctx, deps.db, access);
+  if (!dispatched) return authenticate(ctx, deps.db, access, { publishable: operation.publishable === true, publicUrl: deps.publicUrl });
   if (access === 'management' && dispatched.kind !== 'management') throw new ApiError('forbidden', 'this operation needs a management key');
   return dispatched;
 }

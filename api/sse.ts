@@ -41,6 +41,8 @@ export interface EventLog<E extends LoggedEvent> {
    * event (EventSource does so by itself) gets an empty stream that ends, not one that waits forever.
    */
   isOver(): Promise<boolean>;
+  /** The SSE frame of an event; by default `id`, `event` and the event as JSON (the API's streams). */
+  frame?(event: E): string | Promise<string>;
 }
 
 export interface LoggedEvent {
@@ -61,9 +63,11 @@ export function streamRunEvents(
   tenantId: string,
   runId: string,
   afterSeq: number,
+  toFrame?: (event: RunEvent) => string | Promise<string>,
 ): Reply {
   return streamEventLog(koa, runId, afterSeq, {
     hub: deps.events,
+    frame: toFrame,
     read: (after) => readRunEvents(deps.db, tenantId, runId, after),
     endsAfter: async (event: RunEvent) => TERMINAL_EVENTS.has(event.type) || (event.type === 'run.paused' && (await isPaused(deps.db, tenantId, runId))),
     isOver: async () => {
@@ -125,8 +129,9 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
     while (!closed) {
       notified = false;
       const events = await retrying(() => log.read(last));
+      const toFrame = log.frame ?? frame;
       for (const event of events) {
-        stream.write(frame(event));
+        stream.write(await retrying(async () => toFrame(event)));
         last = event.seq;
       }
       const final = events.at(-1);
@@ -134,7 +139,7 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
       if (events.length === 0) {
         if (await retrying(() => log.isOver())) {
           // The end is written with its last event in one transaction: one more read has everything.
-          for (const event of await retrying(() => log.read(last))) stream.write(frame(event));
+          for (const event of await retrying(() => log.read(last))) stream.write(await retrying(async () => (log.frame ?? frame)(event)));
           break;
         }
         await waitForNews();
@@ -151,7 +156,8 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
   return { status: 200, body: stream, headers: SSE_HEADERS };
 }
 
-function frame(event: LoggedEvent): string {
+/** An event as the API's streams send it. */
+export function frame(event: LoggedEvent): string {
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify({ seq: event.seq, type: event.type, ...event.data, created_at: event.created_at.toISOString() })}\n\n`;
 }
 

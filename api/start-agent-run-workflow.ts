@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { NewRun } from '../db/runs.js';
 import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
 import type { agentRun } from '../workflows/agent-run.js';
@@ -9,6 +9,8 @@ import { runSearchAttributes } from '../workflows/search-attributes.js';
 export async function startAgentRunWorkflow(temporal: Client, run: NewRun & { runId: string }): Promise<void> {
   await temporal.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, {
     workflowId: run.runId,
+    // A run runs once: a late second start (a channel message's retry) must not run an ended run again.
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     taskQueue: AGENT_RUN_TASK_QUEUE,
     args: [{ tenantId: run.tenantId, runId: run.runId }],
     typedSearchAttributes: runSearchAttributes(run),

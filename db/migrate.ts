@@ -11,6 +11,11 @@ import * as skills from './migrations/0008_skills.js';
 import * as providers from './migrations/0009_providers.js';
 import * as schedules from './migrations/0010_schedules.js';
 import * as subagents from './migrations/0011_subagents.js';
+import * as members from './migrations/0012_members.js';
+import * as channelsVoice from './migrations/0013_channels_voice.js';
+import * as webhooks from './migrations/0014_webhooks.js';
+import * as deployments from './migrations/0015_deployments.js';
+import * as browserSignIns from './migrations/0016_browser_sign_ins.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
@@ -25,6 +30,11 @@ const migrations: Record<string, Migration> = {
   '0009_providers': providers,
   '0010_schedules': schedules,
   '0011_subagents': subagents,
+  '0012_members': members,
+  '0013_channels_voice': channelsVoice,
+  '0014_webhooks': webhooks,
+  '0015_deployments': deployments,
+  '0016_browser_sign_ins': browserSignIns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -8,7 +8,7 @@ import type { Database } from './schema.js';
  * is some row's id always reaches that row, even when another row is named like it; a name only counts
  * when no row has that id. The run plan resolves a graph's tool refs the same way.
  */
-export type RefTable = 'agents' | 'prompts' | 'skills' | 'guardrails' | 'knowledge_bases' | 'tools';
+export type RefTable = 'agents' | 'prompts' | 'skills' | 'guardrails' | 'knowledge_bases' | 'tools' | 'browser_sign_ins';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any shape of select over a ref table (joins, subqueries, a lock)
 type RefQuery<O> = SelectQueryBuilder<Database, any, O>;

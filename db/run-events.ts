@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { appendEvents, readEvents, type EventLog, type NewLogEvent } from './event-log.js';
 import type { RunEvent } from './schema.js';
@@ -43,6 +44,23 @@ export function appendRunEventsNow(db: Db, tenantId: string, runId: string, even
 /** The run's events after `afterSeq`, oldest first. */
 export function readRunEvents(db: Db, tenantId: string, runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
   return readEvents(db, RUN_EVENT_LOG, tenantId, runId, afterSeq, limit);
+}
+
+/** The text of the run's latest model turn that wrote any (what the agent said before it asked). */
+export async function lastMessageText(db: Db, tenantId: string, runId: string): Promise<string | undefined> {
+  const row = await withTenant(db, tenantId, (tx) =>
+    tx
+      .selectFrom('run_events')
+      .select(sql<string>`data->>'text'`.as('text'))
+      .where('run_id', '=', runId)
+      .where('tenant_id', '=', tenantId)
+      .where('type', '=', 'message.completed')
+      .where(sql<boolean>`btrim(coalesce(data->>'text', '')) <> ''`)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst(),
+  );
+  return row?.text;
 }
 
 /** The run's event stored under `dedupeKey`, if any (what an interrupted activity already wrote). */

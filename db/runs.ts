@@ -24,7 +24,7 @@ export function isTerminal(status: RunStatus): status is TerminalStatus {
 /** The events that announce a terminal status, after which a run's stream has nothing more to say. */
 export const TERMINAL_EVENTS: ReadonlySet<string> = new Set<RunEventType>(TERMINAL_STATUSES.map((status) => `run.${status}` as const));
 
-export type RunSource = 'api' | 'eval' | 'schedule';
+export type RunSource = 'api' | 'eval' | 'schedule' | 'channel' | 'deployment';
 
 export interface NewRun {
   tenantId: string;
@@ -40,6 +40,10 @@ export interface NewRun {
   parent?: { runId: string; step: number; depth: number };
   /** A scheduled run: its schedule and the Temporal run id of the firing that makes it. */
   schedule?: { scheduleId: string; firingId: string };
+  /** A run an inbound channel started from a message or a call's turn. */
+  channelId?: string;
+  /** A run a deployment's publishable key started: it continues only a thread that deployment started. */
+  deploymentId?: string;
 }
 
 export interface EvalCellRun {
@@ -68,6 +72,7 @@ export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<Queued
 
   let threadId: string;
   if (run.threadId) {
+    if (run.deploymentId && !(await isThreadOfDeployment(tx, run.tenantId, run.threadId, run.deploymentId))) return { queued: false, reason: 'unknown_thread' };
     if (!(await touchThread(tx, run.tenantId, run.threadId, { agentId: run.agentId }))) return { queued: false, reason: 'unknown_thread' };
     threadId = run.threadId;
   } else {
@@ -104,6 +109,8 @@ export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<Queued
       // Only a subagent's run names these, so a run's insert stays what it was before subagents.
       ...(run.parent ? { parent_run_id: run.parent.runId, parent_step: run.parent.step, depth: run.parent.depth } : {}),
       ...(run.schedule ? { schedule_id: run.schedule.scheduleId, schedule_firing_id: run.schedule.firingId } : {}),
+      ...(run.channelId ? { channel_id: run.channelId } : {}),
+      ...(run.deploymentId ? { deployment_id: run.deploymentId } : {}),
     })
     .execute();
   await appendRunEvents(tx, run.tenantId, runId, [
@@ -113,6 +120,12 @@ export async function createQueuedRun(tx: TenantTx, run: NewRun): Promise<Queued
     },
   ]);
   return { queued: true, runId, threadId };
+}
+
+/** Whether the deployment started this thread (its runs name the deployment). */
+async function isThreadOfDeployment(tx: TenantTx, tenantId: string, threadId: string, deploymentId: string): Promise<boolean> {
+  const run = await tx.selectFrom('runs').select('id').where('tenant_id', '=', tenantId).where('deployment_id', '=', deploymentId).where('thread_id', '=', threadId).limit(1).executeTakeFirst();
+  return run !== undefined;
 }
 
 /** The model of the graph's entry node, recorded on the queued run until the plan says otherwise. */
@@ -170,6 +183,46 @@ export async function findRunStatus(tx: TenantTx, tenantId: string, runId: strin
   return run?.status;
 }
 
+/** How many waiting questions one workspace's inbox shows. */
+export const PAUSED_RUNS_LIMIT = 200;
+
+/**
+ * The workspace's top-level runs waiting on a question, with their agent's name, the most recently asked
+ * first (the console's inbox); `ids` narrows them to those runs. A subagent's question is its top run's
+ * (whose question id carries the path to the child, docs/subagents.md), so child runs are left out.
+ */
+export async function listPausedRuns(tx: TenantTx, tenantId: string, ids?: string[]) {
+  let q = tx
+    .selectFrom('runs')
+    .leftJoin('agents', (join) => join.onRef('agents.id', '=', 'runs.agent_id').onRef('agents.tenant_id', '=', 'runs.tenant_id'))
+    .select(['runs.id', 'runs.agent_id', 'agents.name as agent_name', 'runs.thread_id', 'runs.input', 'runs.pending_question', 'runs.source', 'runs.created_at'])
+    .where('runs.tenant_id', '=', tenantId)
+    .where('runs.status', '=', 'paused')
+    .where('runs.parent_run_id', 'is', null)
+    .where('runs.pending_question', 'is not', null);
+  if (ids) {
+    if (ids.length === 0) return [];
+    q = q.where('runs.id', 'in', ids);
+  }
+  return q.orderBy(sql`runs.pending_question->>'asked_at'`, 'desc').orderBy('runs.id', 'desc').limit(PAUSED_RUNS_LIMIT).execute();
+}
+
+/** Only which top-level runs wait on which question, newest first: what the inbox compares on each wake-up. */
+export async function listPausedQuestionKeys(tx: TenantTx, tenantId: string): Promise<{ runId: string; questionId: string; askedAt: string }[]> {
+  const rows = await tx
+    .selectFrom('runs')
+    .select(['id', sql<string>`pending_question->>'id'`.as('question_id'), sql<string>`pending_question->>'asked_at'`.as('asked_at')])
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'paused')
+    .where('parent_run_id', 'is', null)
+    .where('pending_question', 'is not', null)
+    .orderBy(sql`pending_question->>'asked_at'`, 'desc')
+    .orderBy('id', 'desc')
+    .limit(PAUSED_RUNS_LIMIT)
+    .execute();
+  return rows.map((row) => ({ runId: row.id, questionId: row.question_id, askedAt: row.asked_at }));
+}
+
 export interface RunFilter {
   agentId?: string;
   /** By default eval runs are left out; `all` includes them. */
@@ -201,16 +254,17 @@ export async function listThreadRuns(tx: TenantTx, tenantId: string, threadId: s
 }
 
 /** The thread's completed runs before `beforeRunId`, oldest first: the conversation a new run continues. */
-export async function listCompletedRunsBefore(tx: TenantTx, tenantId: string, threadId: string, beforeRunId: string) {
-  return tx
+export async function listCompletedRunsBefore(tx: TenantTx, tenantId: string, threadId: string, beforeRunId: string, last?: number) {
+  const q = tx
     .selectFrom('runs')
     .select(['input', 'output'])
     .where('tenant_id', '=', tenantId)
     .where('thread_id', '=', threadId)
     .where('id', '<', beforeRunId)
-    .where('status', '=', 'completed')
-    .orderBy('id')
-    .execute();
+    .where('status', '=', 'completed');
+  // `last`: only the latest few (the console's context), read newest first and put back in order.
+  if (last !== undefined) return (await q.orderBy('id', 'desc').limit(last).execute()).reverse();
+  return q.orderBy('id').execute();
 }
 
 /** queued → running, with the prompt versions the plan chose and its entry model. A run past queued is left alone. */
@@ -306,4 +360,10 @@ export async function appendGuardrailTrips(tx: TenantTx, tenantId: string, runId
     .where('id', '=', runId)
     .where('tenant_id', '=', tenantId)
     .execute();
+}
+
+/** These runs of the workspace (a voice call's turns'), oldest first. */
+export async function listRunsByIds(tx: TenantTx, tenantId: string, runIds: string[]): Promise<Run[]> {
+  if (runIds.length === 0) return [];
+  return tx.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', runIds).orderBy('id').execute();
 }

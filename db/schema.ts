@@ -52,7 +52,7 @@ export interface AgentGraph {
   [field: string]: unknown;
 }
 
-export type ToolKind = 'builtin' | 'http' | 'mcp' | 'agent';
+export type ToolKind = 'builtin' | 'http' | 'mcp' | 'agent' | 'browser';
 
 export interface ToolsTable {
   id: string;
@@ -65,8 +65,17 @@ export interface ToolsTable {
   mcp: ColumnType<Record<string, unknown> | null, string | null, string | null>;
   /** A subagent: the agent a tool of kind `agent` runs (activities/runs/subagents.ts). */
   agent: ColumnType<AgentToolConfig | null, string | null | undefined, string | null>;
+  /** A tool of kind `browser`: its settings (activities/tools/browser-tool.ts). */
+  browser: ColumnType<BrowserToolConfig | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
+}
+
+export interface BrowserToolConfig {
+  /** The id of the saved sign-in whose storage state pages of its origin open with. */
+  sign_in?: string;
+  max_chars?: number;
+  timeout_ms?: number;
 }
 
 export interface AgentToolConfig {
@@ -138,9 +147,107 @@ export interface RunsTable {
   /** A scheduled run: its schedule, and the Temporal run id of the firing that made it (one run per firing). */
   schedule_id: ColumnType<string | null, string | null | undefined, never>;
   schedule_firing_id: ColumnType<string | null, string | null | undefined, never>;
+  /** A run an inbound channel started (docs/channels.md). */
+  channel_id: ColumnType<string | null, string | null | undefined, never>;
+  /** A run a deployment's publishable key started (docs/deployments.md). */
+  deployment_id: ColumnType<string | null, string | null | undefined, never>;
   created_at: CreatedAt;
   started_at: Date | null;
   ended_at: Date | null;
+}
+
+export type ChannelKind = 'webhook' | 'voice';
+
+/** An inbound channel (db/channels.ts); `secret` is sealed (activities/secrets/secret-box.ts). */
+export interface ChannelsTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  kind: ChannelKind;
+  description: string | null;
+  secret: string;
+  secret_rotated_at: ColumnType<Date, Date | undefined, Date>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+/** A message id a channel has taken, kept to refuse its replays (db/channel-messages.ts). */
+export interface ChannelMessagesTable {
+  channel_id: string;
+  message_id: string;
+  tenant_id: string;
+  run_id: string | null;
+  call_id: string | null;
+  received_at: ColumnType<Date, Date | undefined, never>;
+}
+
+/** The thread a channel's sender continues (db/channel-senders.ts). */
+export interface ChannelSendersTable {
+  channel_id: string;
+  sender: string;
+  tenant_id: string;
+  thread_id: string;
+}
+
+export type CallDirection = 'inbound' | 'outbound';
+
+/** A call that came through a voice channel (db/voice-calls.ts). */
+export interface VoiceCallsTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  channel_id: string;
+  /** The telephony provider's id of the call, unique per channel. */
+  provider_call_id: string;
+  direction: CallDirection;
+  from_number: string;
+  to_number: string;
+  thread_id: string | null;
+  started_at: ColumnType<Date, Date | undefined, never>;
+  ended_at: Date | null;
+  duration_seconds: number | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+/** A caller's transcribed turn of a call and the run it started (db/voice-call-turns.ts). */
+export interface VoiceCallTurnsTable {
+  id: string;
+  tenant_id: string;
+  call_id: string;
+  text: string;
+  confidence: number | null;
+  run_id: string | null;
+  created_at: CreatedAt;
+}
+
+/** An agent published under a public slug with a publishable key (db/deployments.ts, docs/deployments.md). */
+export interface DeploymentsTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  /** Unique across the service: the hosted chat page's address. */
+  slug: string;
+  title: string | null;
+  /** A pinned version; null runs whatever version is published. */
+  version: number | null;
+  /** Origins (`https://example.com`) whose pages may call the API with the publishable key. */
+  allowed_origins: ColumnType<string[], string, string>;
+  runs_per_minute: number;
+  runs_per_minute_per_visitor: number;
+  /** `svc_pk_…`, stored as it is: it is public by design. */
+  publishable_key: string;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+/** A thread a publishable key started, and the SHA-256 of its visitor's token (db/deployments.ts). */
+export interface DeploymentThreadsTable {
+  thread_id: string;
+  tenant_id: string;
+  deployment_id: string;
+  visitor_token_hash: string;
+  created_at: CreatedAt;
 }
 
 export type ScheduleOverlap = 'skip' | 'buffer_one' | 'allow_all';
@@ -161,6 +268,63 @@ export interface SchedulesTable {
   description: string | null;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
+}
+
+/** An outbound webhook subscription (db/webhooks.ts); `secret` is sealed (activities/secrets/secret-box.ts). */
+export interface WebhooksTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  events: ColumnType<string[], string, string>;
+  description: string | null;
+  secret: string;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  disabled_reason: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+/** An event sent to webhooks: `payload` is the exact body every attempt signs and sends (db/webhook-deliveries.ts). */
+export interface WebhookEventsTable {
+  id: string;
+  tenant_id: string;
+  type: string;
+  dedupe_key: string;
+  payload: string;
+  created_at: CreatedAt;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  webhook_id: string;
+  event_id: string;
+  status: WebhookDeliveryStatus;
+  series: ColumnType<number, number | undefined, number>;
+  attempt_count: ColumnType<number, number | undefined, number>;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  delivered_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type WebhookAttemptOutcome = 'delivered' | 'failed' | 'refused' | 'timeout';
+
+export interface WebhookAttemptsTable {
+  id: string;
+  tenant_id: string;
+  delivery_id: string;
+  series: number;
+  number: number;
+  outcome: WebhookAttemptOutcome;
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
+  duration_ms: number;
+  attempted_at: Date;
 }
 
 export type ProviderKind = 'openai' | 'anthropic' | 'openai_compatible';
@@ -184,6 +348,21 @@ export interface ProviderConnectionsTable {
   header_names: ColumnType<string[], string, string>;
   /** By model name (the part after `provider/`), or `*` for every model of the connection. */
   prices: ColumnType<Record<string, ProviderModelPrice>, string, string>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+/** A saved sign-in for the browser tool; `storage_state` is sealed (JWE) and never leaves the server. */
+export interface BrowserSignInsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  origin: string;
+  storage_state: string;
+  cookie_count: number;
+  cookie_domains: ColumnType<string[], string, string>;
+  local_storage_count: number;
+  cookies_expire_at: Date | null;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }
@@ -408,10 +587,30 @@ export interface UsersTable {
   updated_at: UpdatedAt;
 }
 
+export type MemberRole = 'owner' | 'admin' | 'member';
+
 export interface MembershipsTable {
+  /** `mem_…`: the `{id}` of /v1/members. */
+  id: string;
   user_id: string;
   tenant_id: string;
+  role: MemberRole;
   created_at: CreatedAt;
+}
+
+export interface InvitesTable {
+  id: string;
+  tenant_id: string;
+  /** Lower-cased. */
+  email: string;
+  role: MemberRole;
+  /** sha256 of the link's token, hex. */
+  token_hash: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  accepted_at: Date | null;
+  accepted_by: string | null;
+  revoked_at: Date | null;
 }
 
 export interface UserSessionsTable {
@@ -614,6 +813,7 @@ export interface Database {
   skill_versions: SkillVersionsTable;
   guardrails: GuardrailsTable;
   provider_connections: ProviderConnectionsTable;
+  browser_sign_ins: BrowserSignInsTable;
   memories: MemoriesTable;
   knowledge_bases: KnowledgeBasesTable;
   documents: DocumentsTable;
@@ -626,14 +826,26 @@ export interface Database {
   experiment_cells: ExperimentCellsTable;
   experiment_events: ExperimentEventsTable;
   schedules: SchedulesTable;
+  webhooks: WebhooksTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  channels: ChannelsTable;
+  channel_messages: ChannelMessagesTable;
+  channel_senders: ChannelSendersTable;
+  voice_calls: VoiceCallsTable;
+  voice_call_turns: VoiceCallTurnsTable;
   users: UsersTable;
   memberships: MembershipsTable;
+  invites: InvitesTable;
   user_sessions: UserSessionsTable;
   oauth_clients: OAuthClientsTable;
   oauth_grants: OAuthGrantsTable;
   oauth_codes: OAuthCodesTable;
   oauth_tokens: OAuthTokensTable;
   oauth_rate_hits: OAuthRateHitsTable;
+  deployments: DeploymentsTable;
+  deployment_threads: DeploymentThreadsTable;
   // Kysely's migration bookkeeping is left out on purpose: only the Migrator touches it.
 }
 
@@ -646,6 +858,14 @@ export type Tool = Selectable<ToolsTable>;
 export type Thread = Selectable<ThreadsTable>;
 export type Run = Selectable<RunsTable>;
 export type Schedule = Selectable<SchedulesTable>;
+export type Webhook = Selectable<WebhooksTable>;
+export type WebhookEvent = Selectable<WebhookEventsTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
+export type WebhookAttempt = Selectable<WebhookAttemptsTable>;
+export type Deployment = Selectable<DeploymentsTable>;
+export type Channel = Selectable<ChannelsTable>;
+export type VoiceCall = Selectable<VoiceCallsTable>;
+export type VoiceCallTurn = Selectable<VoiceCallTurnsTable>;
 export type EvalSuite = Selectable<EvalSuitesTable>;
 export type EvalCase = Selectable<EvalCasesTable>;
 /** An experiment as read everywhere but the one read that wants its snapshot (db/experiments.ts). */
@@ -660,6 +880,7 @@ export type Skill = Selectable<SkillsTable>;
 export type SkillVersion = Selectable<SkillVersionsTable>;
 export type GuardrailRow = Selectable<GuardrailsTable>;
 export type ProviderConnectionRow = Selectable<ProviderConnectionsTable>;
+export type BrowserSignInRow = Selectable<BrowserSignInsTable>;
 export type KnowledgeBase = Selectable<KnowledgeBasesTable>;
 export type DocumentRow = Selectable<DocumentsTable>;
 export type { Generated };

@@ -2,7 +2,7 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findAllByRef, findByName, findByRef } from './refs.js';
 import { insertByNameIfNew } from './save-by-name.js';
-import type { AgentToolConfig, Tool, ToolKind } from './schema.js';
+import type { AgentToolConfig, BrowserToolConfig, Tool, ToolKind } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
 /** The `tools` table: the workspace's tool catalog. */
@@ -14,6 +14,7 @@ export interface ToolDefinition {
   http: object | null;
   mcp: object | null;
   agent: AgentToolConfig | null;
+  browser: BrowserToolConfig | null;
 }
 
 export async function listToolsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<Tool>> {
@@ -52,6 +53,7 @@ function storedDefinition(definition: ToolDefinition) {
     http: definition.http ? JSON.stringify(definition.http) : null,
     mcp: definition.mcp ? JSON.stringify(definition.mcp) : null,
     agent: definition.agent ? JSON.stringify(definition.agent) : null,
+    browser: definition.browser ? JSON.stringify(definition.browser) : null,
   };
 }
 
@@ -60,7 +62,7 @@ export async function findToolsByRef(tx: TenantTx, tenantId: string, refs: reado
   return findAllByRef(tx.selectFrom('tools').selectAll(), 'tools', tenantId, refs);
 }
 
-/** An HTTP or MCP tool's connection settings, read when it is called: its headers may hold secrets. */
-export async function findToolConnection(tx: TenantTx, tenantId: string, toolId: string): Promise<Pick<Tool, 'http' | 'mcp'> | undefined> {
-  return tx.selectFrom('tools').select(['http', 'mcp']).where('id', '=', toolId).where('tenant_id', '=', tenantId).executeTakeFirst();
+/** An HTTP, MCP or browser tool's settings, read when it is called: its headers may hold secrets. */
+export async function findToolConnection(tx: TenantTx, tenantId: string, toolId: string): Promise<Pick<Tool, 'http' | 'mcp' | 'browser'> | undefined> {
+  return tx.selectFrom('tools').select(['http', 'mcp', 'browser']).where('id', '=', toolId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }

@@ -2,6 +2,7 @@
 export { agentRun } from './agent-run.js';
 export { archiveRunHistory } from './archive-run-history.js';
 export { convertDocument } from './convert-document.js';
+export { deliverWebhook } from './deliver-webhook.js';
 export { experiment } from './experiment.js';
 export { experimentCell } from './experiment-cell.js';
 export { ping } from './ping.js';

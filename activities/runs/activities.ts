@@ -8,6 +8,8 @@ import { startSubagentRun } from './subagents.js';
 import type { FinishInput, RunRef, StepInput, StepOutcome } from './types.js';
 import type { RunSkillUse } from '../../db/schema.js';
 import type { ReplayRunInput } from '../../workflows/replay-run-api.js';
+import { emitAfterBookkeeping } from '../webhooks/bookkeeping-emission.js';
+import { emitRunEnded, emitRunPaused } from '../webhooks/platform-events.js';
 
 /** The `agentRun` workflow's bookkeeping: the run record's transitions, its steps, its archived history and replays of it. */
 export function runActivities({ db, temporal, workflowBundle }: ActivityDeps) {
@@ -19,9 +21,17 @@ export function runActivities({ db, temporal, workflowBundle }: ActivityDeps) {
      * resume with this one (agentRun asks for it when `patched('begin-run')` is false).
      */
     startRun: (ref: RunRef) => beginRun(db, ref),
-    pauseRun: (ref: RunRef & { questionId: string; question: string }) => pauseRun(db, ref),
+    // Webhooks hear of a pause or an end once it is committed; a retry emits again, which sends nothing twice,
+    // and an emission that keeps failing is let go rather than failing the run (activities/webhooks/bookkeeping-emission.ts).
+    pauseRun: async (ref: RunRef & { questionId: string; question: string }) => {
+      await pauseRun(db, ref);
+      await emitAfterBookkeeping('run.paused', () => emitRunPaused({ db, temporal }, ref));
+    },
     resumeRun: (ref: RunRef & { questionId: string; answer: string | null }) => resumeRun(db, ref),
-    finishRun: (finish: FinishInput) => finishRun(db, finish),
+    finishRun: async (finish: FinishInput) => {
+      await finishRun(db, finish);
+      await emitAfterBookkeeping(`run.${finish.status}`, () => emitRunEnded({ db, temporal }, finish));
+    },
     beginStep: (step: StepInput) => beginStep(db, step),
     completeStep: (step: StepInput, outcome: StepOutcome) => completeStep(db, step, outcome),
     /** `use_skill` loaded a skill: the version joins the run's `skills`. */

@@ -6,6 +6,7 @@ import type { TenantTx } from '../../db/tenant-transaction.js';
 import { findToolsByRef } from '../../db/tools.js';
 import type { AgentGraph, Tool } from '../../db/schema.js';
 import { builtinTool } from '../tools/builtins/registry.js';
+import { browserToolArgumentsSchema } from '../tools/config-schemas.js';
 import { checkPlanLimits, resolveNodeSkills } from './skills.js';
 import { subagentPlanTool } from './subagents.js';
 import type { ChatMessage, PlanNode, PlanTool } from './types.js';
@@ -106,7 +107,7 @@ function planTool(tool: Tool): PlanTool {
     kind: tool.kind,
     builtin: tool.builtin,
     description: tool.description ?? builtin?.description ?? tool.name,
-    parameters: builtin ? builtin.parameters : tool.kind === 'http' ? httpSchema : { type: 'object' },
+    parameters: builtin ? builtin.parameters : tool.kind === 'http' ? httpSchema : tool.kind === 'browser' ? browserToolArgumentsSchema : { type: 'object' },
   };
 }
 

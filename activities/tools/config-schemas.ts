@@ -104,3 +104,29 @@ export const agentToolConfigSchema: JsonSchema = {
     },
   },
 };
+
+export const DEFAULT_BROWSER_MAX_CHARS = 20_000;
+export const DEFAULT_BROWSER_TIMEOUT_MS = 30_000;
+
+export const browserToolConfigSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    sign_in: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'A saved sign-in (its id or name; the tool keeps its id), loaded when the page is on its origin.',
+    },
+    max_chars: { type: 'integer', minimum: 100, maximum: 200_000, description: `At most this many characters of the page's Markdown; default ${DEFAULT_BROWSER_MAX_CHARS}.` },
+    timeout_ms: { type: 'integer', minimum: 1000, maximum: 120_000, description: `For the whole call (starting the browser, loading, reading), in milliseconds; default ${DEFAULT_BROWSER_TIMEOUT_MS}.` },
+  },
+};
+
+/** What the model is shown, and every call is checked against. */
+export const browserToolArgumentsSchema: JsonSchema = {
+  type: 'object',
+  required: ['url'],
+  additionalProperties: false,
+  properties: { url: { type: 'string', minLength: 1, maxLength: 2048, description: 'The http(s) address of the page to open.' } },
+};

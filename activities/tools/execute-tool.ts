@@ -10,6 +10,7 @@ import type { StepInput, StepOutcome } from '../runs/types.js';
 import { beginStep, completeStep } from '../runs/steps.js';
 import type { ActivityToolContext } from './builtins/definition.js';
 import { builtinTool } from './builtins/registry.js';
+import { callBrowserTool } from './browser-tool.js';
 import { callHttpTool } from './http-tool.js';
 import { callMcpTool } from './mcp-tool.js';
 import type { HttpToolConfig, McpToolConfig } from './types.js';
@@ -19,7 +20,7 @@ const HEARTBEAT_EVERY_MS = 1000;
 type ToolDeps = Pick<ActivityDeps, 'outboundPolicy' | 'embedder'>;
 
 /**
- * Runs one tool call that needs I/O (an activity built-in, http, mcp)
+ * Runs one tool call that needs I/O (an activity built-in, http, mcp, browser)
  * and records it as a step. A failing tool is an answer, not an activity failure: the model sees the
  * error and the step is stored as failed.
  */
@@ -54,6 +55,8 @@ async function run(db: Db, deps: ToolDeps, step: StepInput, signal: AbortSignal)
       return callHttpTool((await toolConfig(db, step)).http as unknown as HttpToolConfig, call.arguments, { signal, policy });
     case 'mcp':
       return callMcpTool((await toolConfig(db, step)).mcp as unknown as McpToolConfig, call.arguments, { signal, policy });
+    case 'browser':
+      return callBrowserTool(db, step.tenantId, (await toolConfig(db, step)).browser ?? {}, call.arguments, { signal, policy });
     case 'agent':
       throw new Error(`the subagent tool '${tool.name}' runs in the workflow, as a child run`);
   }
@@ -70,7 +73,7 @@ function activityToolContext(db: Db, deps: ToolDeps, tenantId: string, signal: A
   };
 }
 
-/** HTTP and MCP settings are read at call time rather than carried in the history: headers may hold secrets. */
+/** HTTP, MCP and browser settings are read at call time rather than carried in the history: headers may hold secrets. */
 async function toolConfig(db: Db, step: StepInput) {
   const connection = await withTenant(db, step.tenantId, (tx) => findToolConnection(tx, step.tenantId, step.tool!.id));
   if (!connection) throw new Error(`the tool '${step.call.tool}' is no longer in the catalog`);

@@ -1,18 +1,33 @@
 import type Koa from 'koa';
 import { API_KEY_PREFIX, findActiveApiKey } from '../../db/api-keys.js';
+import { PUBLISHABLE_KEY_PREFIX } from '../../db/deployments.js';
+import { authenticatePublishableKey } from '../deployments/publishable-key.js';
 import type { Db } from '../../db/database.js';
 import { ApiError } from '../errors.js';
 import { ACCESS_TOKEN_PREFIX, accessTokenCoversPath, findActiveAccessToken } from '../oauth/access-tokens.js';
 import type { Access, Caller } from '../operation.js';
 
-/** Resolves the request's bearer credential to a caller, or throws 401/403 as the access level demands. */
-export async function authenticate(ctx: Koa.Context, db: Db, access: Exclude<Access, 'public'>): Promise<Caller> {
+/**
+ * Resolves the request's bearer credential to a caller, or throws 401/403 as the access level demands.
+ * A deployment's publishable key is refused (403) unless the operation takes one (`publishable`).
+ */
+export async function authenticate(
+  ctx: Koa.Context,
+  db: Db,
+  access: Exclude<Access, 'public'>,
+  { publishable = false, publicUrl }: { publishable?: boolean; publicUrl?: string } = {},
+): Promise<Caller> {
   const header = ctx.get('Authorization');
   if (!header) throw unauthorized('missing Authorization header');
   const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
   if (!match) throw unauthorized('Authorization header must be "Bearer <credential>"');
   const credential = match[1]!;
   if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return authenticateAccessToken(ctx, db, access, credential);
+  if (credential.startsWith(PUBLISHABLE_KEY_PREFIX)) {
+    // The service's own origin (its hosted chat page) is PUBLIC_URL's.
+    const serviceOrigin = publicUrl === undefined ? undefined : new URL(publicUrl).origin;
+    return authenticatePublishableKey(ctx, db, serviceOrigin, credential, publishable && access !== 'management');
+  }
   if (!credential.startsWith(API_KEY_PREFIX)) throw unauthorized(`credential must start with ${API_KEY_PREFIX} or ${ACCESS_TOKEN_PREFIX}`);
 
   const key = await findActiveApiKey(db, credential);
@@ -33,7 +48,7 @@ async function authenticateAccessToken(ctx: Koa.Context, db: Db, access: Exclude
   if (!token) throw unauthorized('unknown, expired or revoked access token');
   if (!accessTokenCoversPath(token, ctx.path)) throw unauthorized(`this access token was issued for ${token.resource}`);
   if (access === 'management') throw new ApiError('forbidden', 'this operation needs a management key');
-  return { tenantId: token.tenantId, keyId: token.grantId, kind: 'standard' };
+  return { tenantId: token.tenantId, keyId: token.grantId, kind: 'standard', userId: token.userId };
 }
 
 function unauthorized(message: string): ApiError {

@@ -9,7 +9,11 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  * undefined, so a missing body meets the schema's `required` rather than a parse error.
  */
 export async function readJsonBody(ctx: Koa.Context): Promise<unknown> {
-  const bytes = await readBodyBytes(ctx);
+  return parseJsonBody(ctx, await readBodyBytes(ctx));
+}
+
+/** `readJsonBody` for a body already read (an inbound channel message, whose signature covers the raw bytes). */
+export function parseJsonBody(ctx: Koa.Context, bytes: Buffer): unknown {
   if (bytes.length === 0) return undefined;
   if (!ctx.is('application/json', '+json')) {
     throw new ApiError('unsupported_media_type', 'request body must be application/json');

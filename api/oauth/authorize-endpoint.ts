@@ -6,9 +6,9 @@ import { unstorableTextParameters } from '../unstorable-text.js';
 import { approveAuthorization } from './grants.js';
 import { readBody } from './http.js';
 import { consentPage, errorPage, invalidRequestPage, noWorkspacePage, signInPage, type PageContext } from './pages.js';
-import { FAILED_SIGN_INS_PER_ADDRESS, FAILED_SIGN_INS_PER_EMAIL, refundAttempts, takeAttempts } from './rate-limit.js';
-import { csrfToken, endSession, isCsrfTokenValid, loadSession, startSession, type BrowserSession } from './sessions.js';
-import { checkCredentials, listWorkspaces, normalizeEmail } from './users.js';
+import { csrfToken, endSession, isCsrfTokenValid, loadSession, type BrowserSession } from './sessions.js';
+import { signInWithPassword } from './sign-in.js';
+import { listWorkspaces } from './users.js';
 
 /**
  * {app_url}/oauth/authorize: the page a person sees. GET shows sign-in or consent; the forms POST back
@@ -103,23 +103,8 @@ async function signIn(
   form: URLSearchParams,
 ): Promise<void> {
   const email = form.get('email') ?? '';
-  const password = form.get('password') ?? '';
-  // Counted as a failure before the password is checked, in one step with the check of the limit, so
-  // parallel guesses cannot all pass the check before the first failure is recorded; a right password
-  // takes its attempt back.
-  const attempts = [
-    { limit: FAILED_SIGN_INS_PER_EMAIL, subject: safeEmailKey(email) },
-    { limit: FAILED_SIGN_INS_PER_ADDRESS, subject: ctx.ip },
-  ];
-  const { wait, at } = await takeAttempts(db, attempts);
-  if (wait > 0) {
-    ctx.set('Retry-After', String(wait));
-    return answerPage(ctx, 429, signInPage(context, request.client, { email, error: `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minutes.` }));
-  }
-  const user = await checkCredentials(db, email, password);
-  if (!user) return answerPage(ctx, 401, signInPage(context, request.client, { email, error: 'Wrong e-mail or password.' }));
-  await refundAttempts(db, attempts, at);
-  await startSession(ctx, db, publicUrl, session, user.id);
+  const outcome = await signInWithPassword(ctx, db, publicUrl, session, email, form.get('password') ?? '');
+  if (!outcome.ok) return answerPage(ctx, outcome.status, signInPage(context, request.client, { email, error: outcome.error }));
   redirect(ctx, 303, `authorize?${new URLSearchParams(request.parameters)}`);
 }
 
@@ -164,7 +149,7 @@ async function readAuthorizeForm(ctx: Koa.Context): Promise<URLSearchParams | un
  * Headers of every page: no framing (clickjacking), no caching, no referrer (the URL holds the request),
  * and a Content-Security-Policy that lets nothing run. Answers the nonce of the page's style block.
  */
-function pageHeaders(ctx: Koa.Context): string {
+export function pageHeaders(ctx: Koa.Context): string {
   const styleNonce = randomBytes(16).toString('base64');
   ctx.set('Content-Security-Policy', contentSecurityPolicy(styleNonce, []));
   ctx.set('X-Frame-Options', 'DENY');
@@ -181,34 +166,27 @@ function allowFormToReach(ctx: Koa.Context, styleNonce: string, redirectUri: str
   ctx.set('Content-Security-Policy', contentSecurityPolicy(styleNonce, [source]));
 }
 
-function contentSecurityPolicy(styleNonce: string, formTargets: string[]): string {
+/** `extra`: further directives, e.g. the console's nonce'd script and its same-origin event streams. */
+export function contentSecurityPolicy(styleNonce: string, formTargets: string[], extra: string[] = []): string {
   return [
     "default-src 'none'",
     `style-src 'nonce-${styleNonce}'`,
+    ...extra,
     `form-action 'self' ${formTargets.join(' ')}`.trim(),
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join('; ');
 }
 
-function answerPage(ctx: Koa.Context, status: number, body: string): void {
+export function answerPage(ctx: Koa.Context, status: number, body: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = body;
 }
 
 /** 302 answers a GET, 303 a form post (so the browser follows with a GET). */
-function redirect(ctx: Koa.Context, status: 302 | 303, location: string): void {
+export function redirect(ctx: Koa.Context, status: 302 | 303, location: string): void {
   ctx.status = status;
   ctx.set('Location', location);
   ctx.body = '';
-}
-
-/** Failed attempts are counted per normalized e-mail; something that is not one is counted as itself. */
-function safeEmailKey(email: string): string {
-  try {
-    return normalizeEmail(email);
-  } catch {
-    return email.slice(0, 254);
-  }
 }

@@ -13,7 +13,7 @@ import { randomSecret, sha256Hex } from './secrets.js';
  * issued from it point back at it, so revoking the grant revokes all of them at once.
  */
 
-export type RevocationReason = 'code_replay' | 'refresh_token_reuse' | 'revoked_by_client';
+export type RevocationReason = 'code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'member_removed';
 
 /** Records the consent and answers a fresh authorization code for it. Runs as the chosen workspace (RLS). */
 export async function approveAuthorization(db: Db, request: AuthorizationRequest, userId: string, tenantId: string): Promise<string> {
@@ -59,6 +59,21 @@ export async function revokeGrant(tx: Transaction<Database>, grantId: string, re
     .updateTable('oauth_grants')
     .set({ revoked_at: oauthClock.now(), revoked_reason: reason })
     .where('id', '=', grantId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/**
+ * Revokes every live grant the user gave in the workspace (they left it), and so all their codes and
+ * tokens there. The update takes each grant's row lock, so a token exchange in flight finishes first
+ * and the tokens it issued die with the grant.
+ */
+export async function revokeUserGrants(tx: Transaction<Database>, tenantId: string, userId: string, reason: RevocationReason): Promise<void> {
+  await tx
+    .updateTable('oauth_grants')
+    .set({ revoked_at: oauthClock.now(), revoked_reason: reason })
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .execute();
 }

@@ -27,7 +27,7 @@ const STYLE = `
   code { word-break: break-all; }
 `;
 
-function page(context: Pick<PageContext, 'styleNonce'>, title: string, body: Html): string {
+export function page(context: Pick<PageContext, 'styleNonce'>, title: string, body: Html): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -43,7 +43,7 @@ ${body}
 </html>`.text;
 }
 
-function hiddenFields(context: PageContext, action: string): Html {
+export function hiddenFields(context: PageContext, action: string): Html {
   return html`<input type="hidden" name="csrf_token" value="${context.csrfToken}">
 <input type="hidden" name="action" value="${action}">
 ${context.parameters.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">
@@ -56,16 +56,21 @@ export function signInPage(context: PageContext, client: Client, options: { emai
     'Sign in',
     html`<h1>Sign in to agent-platform</h1>
 <p><strong>${client.name}</strong> wants to connect to your workspace. Sign in to continue.</p>
-${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
-<form method="post" action="authorize">
+${signInForm(context, 'authorize', options)}`,
+  );
+}
+
+/** The e-mail and password form, posting `action=sign_in` to `target`: the consent page's, and the console's. */
+export function signInForm(context: PageContext, target: string, options: { email?: string; error?: string } = {}): Html {
+  return html`${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+<form method="post" action="${target}">
 ${hiddenFields(context, 'sign_in')}
 <label for="email">E-mail</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <div class="buttons"><button class="primary" type="submit">Sign in</button></div>
-</form>`,
-  );
+</form>`;
 }
 
 export function consentPage(

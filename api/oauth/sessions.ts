@@ -44,6 +44,17 @@ export async function loadSession(ctx: Koa.Context, db: Db, publicUrl: string): 
   return { secret, user: row ? await findUser(db, row.user_id) : undefined };
 }
 
+/** Whether the session is still `userId`'s (not signed out, not expired): what a long-lived console stream re-checks. */
+export async function isSessionOf(db: Db, session: BrowserSession, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('user_sessions')
+    .select('user_id')
+    .where('token_hash', '=', sha256Hex(session.secret))
+    .where('expires_at', '>', oauthClock.now())
+    .executeTakeFirst();
+  return row?.user_id === userId;
+}
+
 /**
  * Signs the user in under a new cookie value: the old value (which a page on another site might have
  * planted) never becomes a signed-in session.

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { newId } from '../../db/ids.js';
+import { addMember } from '../../db/members.js';
 import { missingTenantIds } from '../../db/tenants.js';
 import { DECOY_PASSWORD_HASH, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords.js';
 
@@ -47,11 +48,28 @@ export async function upsertUser(
     } else {
       await tx.insertInto('users').values({ id: userId, email, password_hash: passwordHash }).execute();
     }
-    for (const tenantId of input.tenantIds) {
-      await tx.insertInto('memberships').values({ user_id: userId, tenant_id: tenantId }).onConflict((oc) => oc.doNothing()).execute();
-    }
+    // A workspace's first member becomes its owner (db/members.ts).
+    for (const tenantId of input.tenantIds) await addMember(tx, tenantId, userId);
     return { userId, email, created: !existing };
   });
+}
+
+/** A new account with no workspace (an invite adds one); undefined when the address already has an account. */
+export async function createUser(db: Db, input: { email: string; password: string }): Promise<{ id: string; email: string } | undefined> {
+  const email = normalizeEmail(input.email);
+  checkPasswordStrength(input.password);
+  const passwordHash = await hashPassword(input.password);
+  const created = await db
+    .insertInto('users')
+    .values({ id: newId('usr'), email, password_hash: passwordHash })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .returning(['id', 'email'])
+    .executeTakeFirst();
+  return created;
+}
+
+export async function userExists(db: Db, email: string): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst()) !== undefined;
 }
 
 /** The user with this e-mail and password, or undefined; takes as long for an unknown e-mail as for a wrong password. */

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { finishExperiment } from '../../activities/evals/experiment-lifecycle.js';
+import { emitExperimentEnded } from '../../activities/webhooks/platform-events.js';
 import { cellTotals, compareWithBaseline, leaderboard as rankVariants, type BaselineComparison } from '../../activities/evals/leaderboard.js';
 import type { ScorerConfig } from '../../activities/evals/scorers/types.js';
 import { expectedProblems } from '../../activities/evals/scorers/validate.js';
@@ -275,7 +276,10 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
         // Nothing will run it: the record says so rather than waiting `queued` forever (and a workflow
         // that did start after all finds it ended and stops: activities/evals/experiment-lifecycle.ts).
         const message = `the experiment's workflow could not be started: ${err instanceof Error ? err.message : String(err)}`;
-        await finishExperiment(deps.db, { tenantId: caller.tenantId, experimentId: created.id, status: 'failed', error: { code: 'unavailable', message } });
+        const end = { tenantId: caller.tenantId, experimentId: created.id, status: 'failed', error: { code: 'unavailable', message } } as const;
+        await finishExperiment(deps.db, end);
+        // As the workflow's finishExperiment activity would: webhooks hear of the end (a Temporal that refused the start may refuse these too).
+        await emitExperimentEnded(deps, end).catch(() => {});
         throw new ApiError('unavailable', message);
       }
     }
@@ -438,20 +442,9 @@ export const getExperiment = defineOperation<{ id: string }, { results?: boolean
     },
   },
   handler: async ({ params, query, caller, tenant, deps }) => {
-    const { experiment, leaderboard, matrix } = await tenant(async (tx) => {
-      const found = await experimentOr404(tx, caller.tenantId, params.id);
-      const cells = await readCells(tx, deps.finishedCells, found, query.results === true);
-      // Kept with a finished experiment's cells: what it ranks by (variants, repeats, primary scorer) never changes.
-      const { totals, ranking: rows } = (cells.summary ??= {
-        totals: cellTotals(cells.outcomes),
-        ranking: rankVariants({ variants: found.variants, repeats: found.repeats, primaryScorer: found.primary_scorer, cells: cells.outcomes }),
-      });
-      const json = experimentJson(found, totals.counts, totals.usage);
-      const baseline = found.baseline_experiment_id ? await findExperiment(tx, caller.tenantId, found.baseline_experiment_id) : undefined;
-      const baselineOutcomes = baseline ? (await readCells(tx, deps.finishedCells, baseline, false)).outcomes : [];
-      const ranked = rows.map((row) => (baseline ? { ...row, baseline: baselineFor(row.variant, row.variant_index, cells.outcomes, baseline, baselineOutcomes, found.primary_scorer) } : row));
-      return { experiment: json, leaderboard: ranked, matrix: query.results === true ? cells.matrix : undefined };
-    });
+    const { experiment, leaderboard, matrix } = await tenant(async (tx) =>
+      experimentReport(tx, deps.finishedCells, await experimentOr404(tx, caller.tenantId, params.id), query.results === true),
+    );
     if (matrix === undefined) return { status: 200, body: { experiment, leaderboard } };
     // The matrix (megabytes at thousands of cells) goes out as Postgres wrote it, never parsed, re-serialized
     // or even copied: the body is three buffers in a row.
@@ -460,6 +453,24 @@ export const getExperiment = defineOperation<{ id: string }, { results?: boolean
     return { status: 200, body: Readable.from(parts), headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(length) } };
   },
 });
+
+/**
+ * The experiment as JSON, its leaderboard and, when asked, its case × variant matrix (UTF-8 JSON): what
+ * GET answers and the console's experiment page shows.
+ */
+export async function experimentReport(tx: TenantTx, cache: FinishedCellsCache, found: Experiment, withMatrix: boolean) {
+  const cells = await readCells(tx, cache, found, withMatrix);
+  // Kept with a finished experiment's cells: what it ranks by (variants, repeats, primary scorer) never changes.
+  const { totals, ranking: rows } = (cells.summary ??= {
+    totals: cellTotals(cells.outcomes),
+    ranking: rankVariants({ variants: found.variants, repeats: found.repeats, primaryScorer: found.primary_scorer, cells: cells.outcomes }),
+  });
+  const json = experimentJson(found, totals.counts, totals.usage);
+  const baseline = found.baseline_experiment_id ? await findExperiment(tx, found.tenant_id, found.baseline_experiment_id) : undefined;
+  const baselineOutcomes = baseline ? (await readCells(tx, cache, baseline, false)).outcomes : [];
+  const ranked = rows.map((row) => (baseline ? { ...row, baseline: baselineFor(row.variant, row.variant_index, cells.outcomes, baseline, baselineOutcomes, found.primary_scorer) } : row));
+  return { experiment: json, leaderboard: ranked, matrix: withMatrix ? cells.matrix : undefined };
+}
 
 /** A running experiment's cells (the matrix only when asked for), or a finished one's, kept. */
 type ExperimentCells = Omit<FinishedCells, 'matrix'> & { matrix?: Buffer };
@@ -577,7 +588,9 @@ export const deleteExperiment = defineOperation<{ id: string }>({
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       // No workflow to cancel: end the record here, as the workflow would have.
-      await finishExperiment(deps.db, { tenantId: caller.tenantId, experimentId: experiment.id, status: 'cancelled' });
+      const end = { tenantId: caller.tenantId, experimentId: experiment.id, status: 'cancelled' } as const;
+      await finishExperiment(deps.db, end);
+      await emitExperimentEnded(deps, end);
     }
     const current = await tenant((tx) => experimentOr404(tx, caller.tenantId, experiment.id));
     const [json] = await tenant((tx) => experimentsJson(tx, caller.tenantId, [current]));

@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { findAgent } from '../../db/agents.js';
 import { agentOr404 } from './agents.js';
 import type { PageQuery } from '../../db/page.js';
 import { hasRunHistory } from '../../db/run-histories.js';
 import { listRunSteps } from '../../db/run-steps.js';
 import { createQueuedRun, findRun, isTerminal, listRunsPage } from '../../db/runs.js';
-import { answerUpdate } from '../../workflows/agent-run-api.js';
 import { failureTypeOf } from '../../workflows/failures.js';
 import { REPLAY_RUN_FAILURES, REPLAY_RUN_TASK_QUEUE, REPLAY_RUN_WORKFLOW_TYPE } from '../../workflows/replay-run-api.js';
 import type { replayRun as replayRunWorkflow } from '../../workflows/replay-run.js';
+import { answerPausedRun } from '../answer-run.js';
 import { ApiError, notFound } from '../errors.js';
 import { defineOperation, type JsonSchema, type OperationContext } from '../operation.js';
-import { takeRateLimitToken, RUN_RATE_LIMIT } from '../rate-limit.js';
+import { insertDeploymentThread } from '../../db/deployments.js';
+import { agentOfCaller, runOfCaller, runOrigin, takeRunRateLimit, threadOfCaller, VISITOR_TOKEN_HEADER } from '../deployments/scope.js';
+import { visitorFrame } from '../deployments/visitor-events.js';
 import { refOr404 } from '../ref-or-404.js';
 import { releaseReplaySlot, REPLAY_SLOTS_PER_TENANT, takeReplaySlot } from '../replay-slots.js';
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
@@ -40,25 +41,35 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
   path: '/v1/agents/{id}/runs',
   tag: 'Agents',
   summary: "Run the agent's published version; answers the run's event stream",
-  description: 'Without `thread_id` the run starts a new thread (its id is in `run.created`); with one, it continues that thread. Limited to 60 requests per 60 s per API key.',
+  description:
+    'Without `thread_id` the run starts a new thread (its id is in `run.created`); with one, it continues that thread. Limited to 60 requests per 60 s per API key. ' +
+    "A deployment's publishable key runs its deployment's agent only (its pinned version, if any), under the deployment's limits (docs/deployments.md). " +
+    "For a publishable key, a new thread's `run.created` event carries `visitor_token` (once; it is not stored in the log): send it as the `X-Visitor-Token` header to read, follow, answer and continue that thread's runs. " +
+    'Its stream shows only `run.*`, `message.delta`, `message.completed` (without tool calls or usage) and `attempt.reset` events.',
   access: 'key',
+  publishable: true,
   params: refParams,
   body: closedObject({ input: { type: 'string', minLength: 1, maxLength: 200_000 }, thread_id: { type: 'string', minLength: 1 } }, { required: ['input'] }),
   errors: ['not_found', 'conflict', 'rate_limited'],
   responses: { 200: eventStream },
   handler: async ({ params, body, caller, tenant, deps, koa }) => {
     // Counted in a transaction of its own, so refused requests count too.
-    const rateHeaders = await tenant((tx) => takeRateLimitToken(tx, caller.tenantId, caller.keyId, RUN_RATE_LIMIT));
+    const rateHeaders = await tenant((tx) => takeRunRateLimit(tx, caller, koa.ip));
     const run = await tenant(async (tx) => {
-      const agent = await agentOr404(tx, caller.tenantId, params.id);
-      const newRun = { tenantId: caller.tenantId, agentId: agent.id, input: body.input, threadId: body.thread_id, source: 'api' as const };
+      const agent = agentOfCaller(caller, await agentOr404(tx, caller.tenantId, params.id), params.id);
+      if (body.thread_id) await threadOfCaller(tx, caller, body.thread_id, koa.get(VISITOR_TOKEN_HEADER));
+      const newRun = { tenantId: caller.tenantId, agentId: agent.id, input: body.input, threadId: body.thread_id, ...runOrigin(caller) };
       const queued = await createQueuedRun(tx, newRun);
-      if (queued.queued) return { ...newRun, runId: queued.runId, threadId: queued.threadId };
+      if (queued.queued) {
+        const visitorToken = caller.deployment && !body.thread_id ? await insertDeploymentThread(tx, caller.tenantId, caller.deployment.id, queued.threadId) : undefined;
+        return { ...newRun, runId: queued.runId, threadId: queued.threadId, visitorToken };
+      }
       if (queued.reason === 'unknown_thread') throw notFound('thread', body.thread_id!);
+      if (queued.reason === 'unknown_version') throw new ApiError('conflict', `the deployment's pinned version ${newRun.pinnedVersion} of the agent does not exist`);
       throw new ApiError('conflict', 'the agent has no published version; POST /v1/agents/{id}/versions first');
     });
     await startAgentRunWorkflow(deps.temporal, run);
-    const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0);
+    const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0, caller.deployment && visitorFrame(run.visitorToken));
     return { ...reply, headers: { ...SSE_HEADERS, ...rateHeaders } };
   },
 });
@@ -69,18 +80,21 @@ export const streamEvents = defineOperation<{ runId: string }, { after?: number 
   path: '/v1/runs/{runId}/events',
   tag: TAG,
   summary: "Stream a live or finished run's events, resuming after Last-Event-ID",
-  description: 'Replays the persisted trace from the start, or after the `Last-Event-ID` header (or `after` query) sequence number, then follows the run live.',
+  description:
+    'Replays the persisted trace from the start, or after the `Last-Event-ID` header (or `after` query) sequence number, then follows the run live. ' +
+    "A publishable key's caller must send its thread's `X-Visitor-Token` (docs/deployments.md); without the right one the run is 404. Its stream shows only the run's own, message and `attempt.reset` events." ,
   access: 'key',
+  publishable: true,
   params: runIdParams,
   query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
   responses: { 200: eventStream },
   handler: async ({ params, query, caller, tenant, deps, koa }) => {
-    await tenant((tx) => runOr404(tx, caller.tenantId, params.runId));
+    await tenant(async (tx) => runOfCaller(tx, caller, await runOr404(tx, caller.tenantId, params.runId), params.runId, koa.get(VISITOR_TOKEN_HEADER)));
     const lastEventId = koa.get('Last-Event-ID');
     // Nine digits at most: a larger number is no sequence number of ours, and would overflow the query.
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
-    return streamRunEvents(koa, deps, caller.tenantId, params.runId, after);
+    return streamRunEvents(koa, deps, caller.tenantId, params.runId, after, caller.deployment && visitorFrame());
   },
 });
 
@@ -90,7 +104,9 @@ export const getRun = defineOperation<{ runId: string }>({
   path: '/v1/runs/{runId}',
   tag: TAG,
   summary: 'A run with its steps (the tool-call trace) in order',
+  description: "A publishable key's caller must send its thread's `X-Visitor-Token` (docs/deployments.md); without the right one the run is 404. It gets no steps, prompts, skills or guardrail trips (empty lists).",
   access: 'key',
+  publishable: true,
   params: runIdParams,
   errors: ['not_found'],
   responses: {
@@ -99,16 +115,18 @@ export const getRun = defineOperation<{ runId: string }>({
       schema: closedObject({ run: runSchema, steps: { type: 'array', items: stepSchema } }),
     },
   },
-  handler: async ({ params, caller, tenant }) => {
+  handler: async ({ params, caller, tenant, koa }) => {
     const { run, steps } = await tenant(async (tx) => ({
-      run: await runOr404(tx, caller.tenantId, params.runId),
+      run: await runOfCaller(tx, caller, await runOr404(tx, caller.tenantId, params.runId), params.runId, koa.get(VISITOR_TOKEN_HEADER)),
       steps: await listRunSteps(tx, caller.tenantId, params.runId),
     }));
+    // A website's visitor sees the conversation, not the tool calls, prompts and guardrail findings behind it.
+    if (caller.deployment) return { status: 200, body: { run: { ...runJson(run), prompts: [], skills: [], guardrail_trips: [] }, steps: [] } };
     return { status: 200, body: { run: runJson(run), steps: steps.map(stepJson) } };
   },
 });
 
-type RunListQuery = PageQuery & { agent?: string; source?: 'api' | 'eval' | 'schedule' | 'all'; parent_run_id?: string };
+type RunListQuery = PageQuery & { agent?: string; source?: 'api' | 'eval' | 'schedule' | 'channel' | 'deployment' | 'all'; parent_run_id?: string };
 
 function runListQuery(withAgentFilter: boolean): JsonSchema {
   return {
@@ -118,7 +136,7 @@ function runListQuery(withAgentFilter: boolean): JsonSchema {
       ...(pageQuery.properties as object),
       ...(withAgentFilter && { agent: { type: 'string', minLength: 1, description: 'Only runs of this agent (id or name); one that names no agent gives an empty list.' } }),
       source: {
-        enum: ['api', 'eval', 'schedule', 'all'],
+        enum: ['api', 'eval', 'schedule', 'channel', 'deployment', 'all'],
         description: 'Only runs from this source. By default eval runs are left out; `all` includes them.',
       },
       parent_run_id: { type: 'string', minLength: 1, description: 'Only the subagent runs this run started.' },
@@ -170,8 +188,11 @@ export const answerRun = defineOperation<{ runId: string }, unknown, { answer: s
   path: '/v1/runs/{runId}/answer',
   tag: TAG,
   summary: "Answer the paused run's `ask_human` question; the run continues",
-  description: 'Each question takes one answer: a second one, or an answer to a run that is not paused, is 409. Follow the rest with GET /v1/runs/{runId}/events.',
+  description:
+    'Each question takes one answer: a second one, or an answer to a run that is not paused, is 409. Follow the rest with GET /v1/runs/{runId}/events. ' +
+    "A publishable key's caller must send its thread's `X-Visitor-Token` (docs/deployments.md); without the right one the run is 404.",
   access: 'key',
+  publishable: true,
   params: runIdParams,
   body: closedObject({ answer: { type: 'string', maxLength: 200_000 }, question_id: { type: 'string', minLength: 1 } }, { required: ['answer'] }),
   errors: ['not_found', 'conflict'],
@@ -181,18 +202,10 @@ export const answerRun = defineOperation<{ runId: string }, unknown, { answer: s
       schema: closedObject({ run_id: { type: 'string' }, question_id: { type: 'string' }, status: { const: 'running' } }),
     },
   },
-  handler: async ({ params, body, caller, tenant, deps }) => {
-    const run = await tenant((tx) => runOr404(tx, caller.tenantId, params.runId));
-    if (run.status !== 'paused') throw new ApiError('conflict', `run ${run.id} is ${run.status}, not waiting for an answer`);
-    try {
-      const { questionId } = await deps.temporal.workflow
-        .getHandle(run.id)
-        .executeUpdate(answerUpdate, { args: [{ answer: body.answer, questionId: body.question_id }] });
-      return { status: 200, body: { run_id: run.id, question_id: questionId, status: 'running' } };
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) throw new ApiError('conflict', (err.cause as Error | undefined)?.message ?? err.message);
-      throw err;
-    }
+  handler: async ({ params, body, caller, tenant, deps, koa }) => {
+    const run = await tenant(async (tx) => runOfCaller(tx, caller, await runOr404(tx, caller.tenantId, params.runId), params.runId, koa.get(VISITOR_TOKEN_HEADER)));
+    const questionId = await answerPausedRun(deps.temporal, run, { answer: body.answer, questionId: body.question_id });
+    return { status: 200, body: { run_id: run.id, question_id: questionId, status: 'running' } };
   },
 });
 

@@ -1,8 +1,9 @@
 import { BUILTIN_KEYS } from '../../activities/tools/builtins/registry.js';
-import { agentToolConfigSchema, httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigProblems, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
+import { agentToolConfigSchema, browserToolConfigSchema, httpToolConfigProblems, httpToolConfigSchema, mcpToolConfigProblems, mcpToolConfigSchema } from '../../activities/tools/config-schemas.js';
 import type { HttpToolConfig, McpToolConfig } from '../../activities/tools/types.js';
 import { findAgent } from '../../db/agents.js';
-import type { AgentToolConfig, Tool, ToolKind } from '../../db/schema.js';
+import { findBrowserSignIn } from '../../db/browser-sign-ins.js';
+import type { AgentToolConfig, BrowserToolConfig, Tool, ToolKind } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { findTool, findToolByName, insertToolIfNew, listToolsPage, updateToolById, type ToolDefinition } from '../../db/tools.js';
 import { invalidRequest, orNotFound, type FieldError } from '../errors.js';
@@ -14,7 +15,7 @@ import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, pathParams, timestamp, upsertResultOf } from '../schemas.js';
 
 const TAG = 'Tools';
-const TOOL_KINDS: ToolKind[] = ['builtin', 'http', 'mcp', 'agent'];
+const TOOL_KINDS: ToolKind[] = ['builtin', 'http', 'mcp', 'agent', 'browser'];
 const toolName: JsonSchema = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'What the model calls it; unique in the workspace.' };
 /** The tool `ref` names (id, else name), or 404. */
 const toolOr404 = refOr404(findTool, 'tool');
@@ -41,6 +42,7 @@ const toolSchema = closedObject({
   http: { anyOf: [{ type: 'null' }, { type: 'object' }] },
   mcp: { anyOf: [{ type: 'null' }, { type: 'object' }] },
   agent: { anyOf: [{ type: 'null' }, agentToolConfigSchema] },
+  browser: { anyOf: [{ type: 'null' }, browserToolConfigSchema] },
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -53,6 +55,7 @@ interface ToolBody {
   http?: HttpToolConfig;
   mcp?: Record<string, unknown>;
   agent?: AgentToolConfig;
+  browser?: BrowserToolConfig;
 }
 
 export const listTools = defineListOperation({
@@ -77,7 +80,8 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
     '`builtin` tools name a built-in key; `http` tools call a URL template (requests to loopback, private, link-local and ' +
     'metadata addresses are refused unless the operator allow-lists them with TOOL_HTTP_ALLOW_HOSTS); `mcp` tools call a ' +
     'tool of an MCP server over Streamable HTTP; `agent` tools run another agent of the workspace as a subagent (a child ' +
-    'run, docs/subagents.md). Header values are write-only and read back as "[redacted]". ' +
+    'run, docs/subagents.md); `browser` tools open the URL the model gives in headless Chromium and answer the page as Markdown, ' +
+    'with a saved sign-in for its origin when `browser.sign_in` names one (docs/browser.md). Header values are write-only and read back as "[redacted]". ' +
     'A name that exists answers 200 with that tool as it is (the spec\'s upsert by name); change a tool with PATCH /v1/tools/{id}.',
   access: 'key',
   body: {
@@ -90,6 +94,7 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
         http: { ...httpToolConfigSchema, description: 'Required with, and only with, kind `http`.' },
         mcp: { ...mcpToolConfigSchema, description: 'Required with, and only with, kind `mcp`.' },
         agent: { ...agentToolConfigSchema, description: 'Required with, and only with, kind `agent`: the agent (id or name) and an optional pinned version.' },
+        browser: { ...browserToolConfigSchema, description: 'Required with, and only with, kind `browser` (`{}` for the defaults).' },
       },
       { required: ['name', 'kind'] },
     ),
@@ -108,10 +113,14 @@ export const upsertTool = defineOperation<Record<string, never>, unknown, ToolBo
       http: body.http ?? null,
       mcp: body.mcp ?? null,
       agent: body.agent ?? null,
+      browser: body.browser ?? null,
     };
     const { tool, created } = await tenant(async (tx) => {
       // A name that exists answers that tool unchanged, whatever the body says.
-      if (!(await findToolByName(tx, caller.tenantId, body.name))) definition.agent = (await subagentById(tx, caller.tenantId, body.agent)) ?? null;
+      if (!(await findToolByName(tx, caller.tenantId, body.name))) {
+        definition.agent = (await subagentById(tx, caller.tenantId, body.agent)) ?? null;
+        definition.browser = (await signInById(tx, caller.tenantId, body.browser)) ?? null;
+      }
       const inserted = await insertToolIfNew(tx, caller.tenantId, body.name, definition);
       const tool = inserted ?? orNotFound(await findToolByName(tx, caller.tenantId, body.name), 'tool', body.name);
       return { tool, created: Boolean(inserted) };
@@ -146,6 +155,7 @@ export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>(
       http: httpToolConfigSchema,
       mcp: mcpToolConfigSchema,
       agent: agentToolConfigSchema,
+      browser: browserToolConfigSchema,
     },
     allOf: changedSettingsByKind,
   },
@@ -157,6 +167,7 @@ export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>(
       tenant(async (tx) => {
         const current = await toolOr404(tx, caller.tenantId, params.id);
         body.agent = await subagentById(tx, caller.tenantId, body.agent);
+        body.browser = await signInById(tx, caller.tenantId, body.browser);
         return updateToolById(tx, caller.tenantId, current.id, body.name ?? current.name, changedDefinition(current, body));
       }),
     );
@@ -167,7 +178,7 @@ export const updateTool = defineOperation<{ id: string }, unknown, ToolChanges>(
 /** The tool's definition with `changes` applied; a tool of one kind carries that kind's settings only. */
 function changedDefinition(current: Tool, changes: ToolChanges): ToolDefinition {
   const kind = changes.kind ?? current.kind;
-  const given: Record<ToolKind, unknown> = { builtin: changes.builtin, http: changes.http, mcp: changes.mcp, agent: changes.agent };
+  const given: Record<ToolKind, unknown> = { builtin: changes.builtin, http: changes.http, mcp: changes.mcp, agent: changes.agent, browser: changes.browser };
   const fields: FieldError[] = [];
   for (const other of TOOL_KINDS) {
     if (other !== kind && given[other] !== undefined) fields.push({ field: `body.${other}`, message: `is not allowed for kind '${kind}'` });
@@ -183,6 +194,7 @@ function changedDefinition(current: Tool, changes: ToolChanges): ToolDefinition 
     http: kind === 'http' ? (settings as object) : null,
     mcp: kind === 'mcp' ? (settings as object) : null,
     agent: kind === 'agent' ? (settings as AgentToolConfig) : null,
+    browser: kind === 'browser' ? (settings as BrowserToolConfig) : null,
   };
 }
 
@@ -200,6 +212,18 @@ async function subagentById<C extends AgentToolConfig | undefined>(tx: TenantTx,
     ]);
   }
   return { ...config, agent: agent.id };
+}
+
+/** A browser tool's sign-in, like a subagent's agent, is checked when the tool is saved and kept by id. */
+async function signInById<C extends BrowserToolConfig | undefined>(tx: TenantTx, tenantId: string, config: C): Promise<C> {
+  if (!config?.sign_in) return config;
+  const signIn = await findBrowserSignIn(tx, tenantId, config.sign_in);
+  if (!signIn) {
+    throw invalidRequest(`invalid tool: body.browser.sign_in names no saved sign-in of this workspace ('${config.sign_in}')`, [
+      { field: 'body.browser.sign_in', message: 'names no saved sign-in of this workspace' },
+    ]);
+  }
+  return { ...config, sign_in: signIn.id };
 }
 
 /** What the body schema cannot say about an http or mcp tool's settings. */
@@ -220,6 +244,7 @@ function toolJson(tool: Tool) {
     http: redactHeaders(tool.http),
     mcp: redactHeaders(tool.mcp),
     agent: tool.agent ?? null,
+    browser: tool.browser ?? null,
     ...timestampsJson(tool),
   };
 }

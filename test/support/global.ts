@@ -39,6 +39,8 @@ export async function mochaGlobalSetup(): Promise<void> {
   echoModel = await startEchoModel();
   process.env.OLLAMA_BASE_URL = echoModel.baseURL;
   process.env.TOOL_HTTP_ALLOW_HOSTS = ALLOWED_TOOL_HOST;
+  // Tests and CI run as root, where Chromium's sandbox cannot start; the browser tool refuses root without this.
+  if (process.getuid?.() === 0) process.env.CHROMIUM_NO_SANDBOX ??= 'true';
   // As an operator must on Postgres; on PGlite the platform makes its own key in the data directory.
   if (process.env.DATABASE_URL) process.env.SECRETS_KEY ??= newSecretsKeyEntry('test');
   // Runs that fail on purpose would each log a warning; the tests check the failures themselves.

@@ -1,0 +1,90 @@
+import { PassThrough } from 'node:stream';
+import type Koa from 'koa';
+import { isDatabaseUnreachable } from '../../db/errors.js';
+import type { Reply } from '../operation.js';
+import { pingIntervalMs, SSE_HEADERS } from '../sse.js';
+
+/**
+ * An event stream of snapshots, for views over more than one log (the inbox: every paused run of the
+ * person's workspaces; an experiment page: its leaderboard and matrix). Each wake-up (a notification, or
+ * the poll interval when none comes) recomputes the view; `next` answers what to send, if anything has
+ * changed, and whether that was the last word. Notifications coming in a burst are taken together.
+ */
+export interface SnapshotSource {
+  /** Calls `wake` when something the view shows may have changed; answers the unsubscribe. */
+  subscribe(wake: () => void): () => void;
+  next(): Promise<{ data?: unknown; final?: boolean }>;
+  /** How long a burst of notifications is gathered before the view is recomputed once; 250 ms by default. */
+  gatherMs?: number;
+}
+
+const POLL_EVERY_MS = 3000;
+const GATHER_MS = 250;
+/**
+ * Bytes a slow client may have waiting before the stream stops computing snapshots for it: only the
+ * latest one matters, and `next` sends the difference from what was last written, so nothing is lost.
+ */
+const BACKLOG_LIMIT = 256 * 1024;
+const DATABASE_GRACE_MS = 60_000;
+
+export function streamSnapshots(koa: Koa.Context, source: SnapshotSource): Reply {
+  const stream = new PassThrough();
+  koa.req.socket.setTimeout(0);
+  koa.req.socket.setNoDelay(true);
+  let closed = false;
+  let notified = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = source.subscribe(() => {
+    notified = true;
+    wake?.();
+  });
+  const ping = setInterval(() => stream.write(': ping\n\n'), pingIntervalMs());
+  koa.req.on('close', () => {
+    closed = true;
+    wake?.();
+  });
+  const waitForNews = () =>
+    new Promise<void>((resolve) => {
+      if (notified || closed) return resolve();
+      const timer = setTimeout(resolve, POLL_EVERY_MS);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  (async () => {
+    // A browser reconnects by itself after a second when the stream ends.
+    stream.write('retry: 1000\n\n');
+    let failingSince: number | undefined;
+    while (!closed) {
+      notified = false;
+      if (stream.writableLength > BACKLOG_LIMIT) {
+        await waitForNews();
+        continue;
+      }
+      let result: Awaited<ReturnType<SnapshotSource['next']>>;
+      try {
+        result = await source.next();
+        failingSince = undefined;
+      } catch (err) {
+        failingSince ??= Date.now();
+        if (!isDatabaseUnreachable(err) || Date.now() - failingSince > DATABASE_GRACE_MS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, POLL_EVERY_MS));
+        continue;
+      }
+      if (result.data !== undefined) stream.write(`data: ${JSON.stringify(result.data)}\n\n`);
+      if (result.final) break;
+      await waitForNews();
+      if (!closed) await new Promise((resolve) => setTimeout(resolve, source.gatherMs ?? GATHER_MS));
+    }
+  })()
+    .catch((err) => console.error('[console] snapshot stream failed:', err))
+    .finally(() => {
+      clearInterval(ping);
+      unsubscribe();
+      stream.end();
+    });
+
+  return { status: 200, body: stream, headers: SSE_HEADERS };
+}
