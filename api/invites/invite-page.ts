@@ -3,10 +3,9 @@ import type { Db } from '../../db/database.js';
 import { findInviteByToken, inviteStatus, markInviteAccepted, type Invite } from '../../db/invites.js';
 import { addMember } from '../../db/members.js';
 import { withTenant } from '../../db/tenant-transaction.js';
-import { unstorableTextParameters } from '../unstorable-text.js';
 import { answerPage, pageHeaders, redirect } from '../oauth/authorize-endpoint.js';
 import { oauthClock } from '../oauth/clock.js';
-import { readBody } from '../oauth/http.js';
+import { readPageForm } from '../oauth/http.js';
 import { errorPage, type PageContext } from '../oauth/pages.js';
 import { csrfToken, endSession, isCsrfTokenValid, loadSession, startSession, type BrowserSession } from '../oauth/sessions.js';
 import { signInWithPassword } from '../oauth/sign-in.js';
@@ -19,8 +18,6 @@ import { createAccountPage, inviteSignInPage, joinedPage, joinPage, unusableInvi
  * address may use the link (docs/members.md). The forms post back here with the session's CSRF token;
  * the invite is looked up again on every request, so one used, revoked or expired meanwhile stops there.
  */
-
-const FORM_LIMIT = 16 * 1024;
 
 type OpenInvite = { invite: Invite & { tenant_name: string }; view: InviteView; session: BrowserSession; context: PageContext };
 
@@ -35,7 +32,7 @@ export async function showInvitePage(ctx: Koa.Context, db: Db, publicUrl: string
 
 export async function submitInviteForm(ctx: Koa.Context, db: Db, publicUrl: string, token: string): Promise<void> {
   const styleNonce = pageHeaders(ctx);
-  const form = await readForm(ctx);
+  const form = await readPageForm(ctx);
   if (!form) return answerPage(ctx, 400, errorPage({ styleNonce }, 'Bad request', 'The form could not be read.'));
   const opened = await openInvite(ctx, db, publicUrl, styleNonce, token);
   if (!opened) return;
@@ -122,18 +119,6 @@ async function accept(ctx: Koa.Context, db: Db, publicUrl: string, invite: Invit
   if (!joined) return answerPage(ctx, 410, unusableInvitePage(context, 'accepted', invite.tenant_name));
   const consoleUrl = `${publicUrl.replace(/\/+$/, '')}/console`;
   answerPage(ctx, 200, joinedPage(context, { workspace: invite.tenant_name, role: joined.role, already: !joined.created, consoleUrl }));
-}
-
-/** The form's fields, or undefined when it is not a readable form. */
-async function readForm(ctx: Koa.Context): Promise<URLSearchParams | undefined> {
-  try {
-    const body = await readBody(ctx, FORM_LIMIT);
-    if (!ctx.is('application/x-www-form-urlencoded')) return undefined;
-    const form = new URLSearchParams(body.toString('utf8'));
-    return unstorableTextParameters(form).length > 0 ? undefined : form;
-  } catch {
-    return undefined;
-  }
 }
 
 function capitalize(text: string): string {

@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type Koa from 'koa';
 import type { Db } from '../../db/database.js';
 import { parseAuthorizationRequest, redirectLocation, type AuthorizationRequest } from './authorization-request.js';
-import { unstorableTextParameters } from '../unstorable-text.js';
 import { approveAuthorization } from './grants.js';
-import { readBody } from './http.js';
+import { readPageForm } from './http.js';
 import { consentPage, errorPage, invalidRequestPage, noWorkspacePage, signInPage, type PageContext } from './pages.js';
 import { csrfToken, endSession, isCsrfTokenValid, loadSession, type BrowserSession } from './sessions.js';
 import { signInWithPassword } from './sign-in.js';
@@ -17,8 +16,6 @@ import { listWorkspaces } from './users.js';
  * anywhere — not even to an address its client registered — without their seeing the page first.
  */
 
-const FORM_LIMIT = 16 * 1024;
-
 export async function showAuthorizePage(ctx: Koa.Context, db: Db, publicUrl: string): Promise<void> {
   const styleNonce = pageHeaders(ctx);
   const opened = await openRequest(ctx, db, publicUrl, styleNonce, new URLSearchParams(ctx.querystring));
@@ -30,7 +27,7 @@ export async function showAuthorizePage(ctx: Koa.Context, db: Db, publicUrl: str
 
 export async function submitAuthorizeForm(ctx: Koa.Context, db: Db, publicUrl: string): Promise<void> {
   const styleNonce = pageHeaders(ctx);
-  const form = await readAuthorizeForm(ctx);
+  const form = await readPageForm(ctx);
   if (!form) return answerPage(ctx, 400, errorPage({ styleNonce }, 'Bad request', 'The form could not be read.'));
   const opened = await openRequest(ctx, db, publicUrl, styleNonce, form);
   if (!opened) return;
@@ -130,19 +127,6 @@ async function decide(
   }
   const code = await approveAuthorization(db, request, userId, tenantId);
   redirect(ctx, 303, redirectLocation(request.redirectUri, publicUrl, { code, state: request.state }));
-}
-
-/** The form's fields, or undefined when it is not a readable form. Repeated fields keep their first value. */
-async function readAuthorizeForm(ctx: Koa.Context): Promise<URLSearchParams | undefined> {
-  try {
-    const body = await readBody(ctx, FORM_LIMIT);
-    if (!ctx.is('application/x-www-form-urlencoded')) return undefined;
-    const form = new URLSearchParams(body.toString('utf8'));
-    // No field has a use for U+0000, and Postgres cannot store it (an e-mail with one would reach a query).
-    return unstorableTextParameters(form).length > 0 ? undefined : form;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -27,6 +27,22 @@ export async function readForm(ctx: Koa.Context, limit = 64 * 1024): Promise<Map
   return singleValues(new URLSearchParams(body.toString('utf8')));
 }
 
+/**
+ * A browser page's form (the consent and invite pages), or undefined when the body is not a readable
+ * form: too large, another content type, or a field holding U+0000 (Postgres cannot store it, and no
+ * field has a use for it). The page then answers its own error page. Repeated fields keep their first value.
+ */
+export async function readPageForm(ctx: Koa.Context, limit = 16 * 1024): Promise<URLSearchParams | undefined> {
+  try {
+    const body = await readBody(ctx, limit);
+    if (!ctx.is('application/x-www-form-urlencoded')) return undefined;
+    const form = new URLSearchParams(body.toString('utf8'));
+    return unstorableTextParameters(form).length > 0 ? undefined : form;
+  } catch {
+    return undefined;
+  }
+}
+
 export function singleValues(params: URLSearchParams): Map<string, string> {
   const values = new Map<string, string>();
   const unstorable = unstorableTextParameters(params);
