@@ -1,4 +1,3 @@
-import { PassThrough } from 'node:stream';
 import type Koa from 'koa';
 import type { Db } from '../db/database.js';
 import { isDatabaseUnreachable } from '../db/errors.js';
@@ -7,13 +6,9 @@ import { findRunStatus, isTerminal, TERMINAL_EVENTS } from '../db/runs.js';
 import type { RunEvent } from '../db/schema.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import type { EventHub } from './event-hub.js';
+import { LiveStream } from './live-stream.js';
 import type { Reply } from './operation.js';
 
-/** `: ping` comments keep idle streams open through proxies; SSE_PING_INTERVAL_MS overrides the 15 s. */
-export function pingIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
-  const configured = Number(env.SSE_PING_INTERVAL_MS);
-  return Number.isInteger(configured) && configured > 0 ? configured : 15_000;
-}
 /** How often a stream looks at the log even without a notification. */
 const POLL_EVERY_MS = 1000;
 /**
@@ -79,33 +74,8 @@ export function streamRunEvents(
 
 /** Streams any event log the same way: what runs and experiments share. */
 export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: string, afterSeq: number, log: EventLog<E>): Reply {
-  const stream = new PassThrough();
-  koa.req.socket.setTimeout(0);
-  koa.req.socket.setNoDelay(true);
-
-  let wake: (() => void) | undefined;
-  let notified = false;
-  let closed = false;
-  const unsubscribe = log.hub.subscribe(id, () => {
-    notified = true;
-    wake?.();
-  });
-  const ping = setInterval(() => stream.write(': ping\n\n'), pingIntervalMs());
-  const stop = () => {
-    closed = true;
-    wake?.();
-  };
-  koa.req.on('close', stop);
-
-  const waitForNews = () =>
-    new Promise<void>((resolve) => {
-      if (notified || closed) return resolve();
-      const timer = setTimeout(resolve, POLL_EVERY_MS);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  const live = new LiveStream(koa, (notify) => log.hub.subscribe(id, notify), POLL_EVERY_MS);
+  const stream = live.body;
 
   // Each look at the log is retried while the database is away (pings keep the connection open), until
   // DATABASE_GRACE_MS without an answer; the stream then ends and the client resumes with Last-Event-ID.
@@ -118,7 +88,7 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
         return result;
       } catch (err) {
         failingSince ??= Date.now();
-        if (closed || !isDatabaseUnreachable(err) || Date.now() - failingSince > DATABASE_GRACE_MS) throw err;
+        if (live.closed || !isDatabaseUnreachable(err) || Date.now() - failingSince > DATABASE_GRACE_MS) throw err;
         await new Promise((resolve) => setTimeout(resolve, POLL_EVERY_MS));
       }
     }
@@ -126,8 +96,8 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
 
   (async () => {
     let last = afterSeq;
-    while (!closed) {
-      notified = false;
+    while (!live.closed) {
+      live.takeNews();
       const events = await retrying(() => log.read(last));
       const toFrame = log.frame ?? frame;
       for (const event of events) {
@@ -142,16 +112,12 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
           for (const event of await retrying(() => log.read(last))) stream.write(await retrying(async () => (log.frame ?? frame)(event)));
           break;
         }
-        await waitForNews();
+        await live.waitForNews();
       }
     }
   })()
     .catch((err) => console.error(`[sse] stream of ${id} failed:`, err))
-    .finally(() => {
-      clearInterval(ping);
-      unsubscribe();
-      stream.end();
-    });
+    .finally(() => live.end());
 
   return { status: 200, body: stream, headers: SSE_HEADERS };
 }

@@ -1,8 +1,8 @@
-import type { Selectable } from 'kysely';
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
-import type { InvitesTable, MemberRole } from './schema.js';
+import type { Database, InvitesTable, MemberRole } from './schema.js';
 import { randomSecret, sha256Hex } from './secrets.js';
 import type { TenantTx } from './tenant-transaction.js';
 
@@ -18,6 +18,11 @@ export function inviteStatus(invite: Pick<Invite, 'accepted_at' | 'revoked_at' |
   return invite.expires_at.getTime() <= now.getTime() ? 'expired' : 'pending';
 }
 
+/** `inviteStatus(invite, now) === 'pending'`, as a condition of an update (which then acts on pending invites only). */
+function pendingAt(now: Date) {
+  return (eb: ExpressionBuilder<Database, 'invites'>) => eb.and([eb('accepted_at', 'is', null), eb('revoked_at', 'is', null), eb('expires_at', '>', now)]);
+}
+
 /** The shape of an invite token: 43 base62 characters (256 bits). */
 export const INVITE_TOKEN_PATTERN = /^[A-Za-z0-9]{43}$/;
 
@@ -31,9 +36,7 @@ export async function revokePendingInvitesTo(tx: TenantTx, tenantId: string, ema
     .set({ revoked_at: now })
     .where('tenant_id', '=', tenantId)
     .where('email', '=', email)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
+    .where(pendingAt(now))
     .returning('role')
     .execute();
   return revoked.map((row) => row.role);
@@ -79,9 +82,7 @@ export async function revokeInvite(tx: TenantTx, tenantId: string, id: string, n
     .set({ revoked_at: now })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
+    .where(pendingAt(now))
     .returning('id')
     .executeTakeFirst();
   return revoked !== undefined;
@@ -112,9 +113,7 @@ export async function markInviteAccepted(tx: TenantTx, tenantId: string, id: str
     .set({ accepted_at: now, accepted_by: userId })
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now)
+    .where(pendingAt(now))
     .returning('id')
     .executeTakeFirst();
   return used !== undefined;

@@ -41,6 +41,20 @@ export interface ToolChromium {
   close(): Promise<void>;
 }
 
+/**
+ * Headless, and quiet: without the background-networking switches Chromium calls Google's services at
+ * every start, which a closed network refuses many at a time. The tests' own Chromium starts with these too.
+ */
+export const QUIET_HEADLESS_FLAGS = [
+  '--headless',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
 const CLOSE_GRACE_MS = 5000;
 // Chromium ignores switches it does not know; this one finds the call's process in /proc to kill it.
 const MARKER_SWITCH = '--agent-platform-browser-call';
@@ -60,13 +74,7 @@ export async function launchToolChromium(timeoutMs: number): Promise<ToolChromiu
     timeout: timeoutMs,
     chromiumSandbox: !chromiumNoSandbox(),
     args: [
-      '--headless',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
+      ...QUIET_HEADLESS_FLAGS,
       '--disable-domain-reliability',
       '--dns-prefetch-disable',
       '--proxy-server=http://127.0.0.1:9',

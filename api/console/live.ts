@@ -1,8 +1,8 @@
-import { PassThrough } from 'node:stream';
 import type Koa from 'koa';
 import { isDatabaseUnreachable } from '../../db/errors.js';
 import type { Reply } from '../operation.js';
-import { pingIntervalMs, SSE_HEADERS } from '../sse.js';
+import { LiveStream } from '../live-stream.js';
+import { SSE_HEADERS } from '../sse.js';
 
 /**
  * An event stream of snapshots, for views over more than one log (the inbox: every paused run of the
@@ -28,39 +28,17 @@ const BACKLOG_LIMIT = 256 * 1024;
 const DATABASE_GRACE_MS = 60_000;
 
 export function streamSnapshots(koa: Koa.Context, source: SnapshotSource): Reply {
-  const stream = new PassThrough();
-  koa.req.socket.setTimeout(0);
-  koa.req.socket.setNoDelay(true);
-  let closed = false;
-  let notified = false;
-  let wake: (() => void) | undefined;
-  const unsubscribe = source.subscribe(() => {
-    notified = true;
-    wake?.();
-  });
-  const ping = setInterval(() => stream.write(': ping\n\n'), pingIntervalMs());
-  koa.req.on('close', () => {
-    closed = true;
-    wake?.();
-  });
-  const waitForNews = () =>
-    new Promise<void>((resolve) => {
-      if (notified || closed) return resolve();
-      const timer = setTimeout(resolve, POLL_EVERY_MS);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  const live = new LiveStream(koa, (notify) => source.subscribe(notify), POLL_EVERY_MS);
+  const stream = live.body;
 
   (async () => {
     // A browser reconnects by itself after a second when the stream ends.
     stream.write('retry: 1000\n\n');
     let failingSince: number | undefined;
-    while (!closed) {
-      notified = false;
+    while (!live.closed) {
+      live.takeNews();
       if (stream.writableLength > BACKLOG_LIMIT) {
-        await waitForNews();
+        await live.waitForNews();
         continue;
       }
       let result: Awaited<ReturnType<SnapshotSource['next']>>;
@@ -75,16 +53,12 @@ export function streamSnapshots(koa: Koa.Context, source: SnapshotSource): Reply
       }
       if (result.data !== undefined) stream.write(`data: ${JSON.stringify(result.data)}\n\n`);
       if (result.final) break;
-      await waitForNews();
-      if (!closed) await new Promise((resolve) => setTimeout(resolve, source.gatherMs ?? GATHER_MS));
+      await live.waitForNews();
+      if (!live.closed) await new Promise((resolve) => setTimeout(resolve, source.gatherMs ?? GATHER_MS));
     }
   })()
     .catch((err) => console.error('[console] snapshot stream failed:', err))
-    .finally(() => {
-      clearInterval(ping);
-      unsubscribe();
-      stream.end();
-    });
+    .finally(() => live.end());
 
   return { status: 200, body: stream, headers: SSE_HEADERS };
 }

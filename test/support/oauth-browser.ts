@@ -1,4 +1,5 @@
 import { chromium, type Browser } from 'playwright-core';
+import { QUIET_HEADLESS_FLAGS } from '../../activities/browser/chromium.js';
 
 /** Debian's chromium (`apt-get install chromium`), which `.ci/run` installs. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -6,16 +7,7 @@ export const CHROMIUM_PATH = '/usr/bin/chromium';
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    args: [...QUIET_HEADLESS_FLAGS, '--no-sandbox'],
   });
 }
 

@@ -1,0 +1,59 @@
+import { PassThrough } from 'node:stream';
+import type Koa from 'koa';
+
+/** `: ping` comments keep idle streams open through proxies; SSE_PING_INTERVAL_MS overrides the 15 s. */
+function pingIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
+  const configured = Number(env.SSE_PING_INTERVAL_MS);
+  return Number.isInteger(configured) && configured > 0 ? configured : 15_000;
+}
+
+/**
+ * What every Server-Sent Events stream of the API and the console shares: the response body, its
+ * keep-alive pings, the client's disconnect, and a wait for the next notification that falls back to a
+ * poll (a notification can be missed: the listener reconnects, another process wrote). A stream's loop
+ * calls `takeNews` before it looks, then `waitForNews` when it found nothing: a notification that came
+ * while it looked is not lost.
+ */
+export class LiveStream {
+  readonly body = new PassThrough();
+  closed = false;
+  private notified = false;
+  private wake: (() => void) | undefined;
+  private readonly ping: NodeJS.Timeout;
+  private readonly unsubscribe: () => void;
+
+  constructor(koa: Koa.Context, subscribe: (notify: () => void) => () => void, private readonly pollMs: number) {
+    koa.req.socket.setTimeout(0);
+    koa.req.socket.setNoDelay(true);
+    this.unsubscribe = subscribe(() => {
+      this.notified = true;
+      this.wake?.();
+    });
+    this.ping = setInterval(() => this.body.write(': ping\n\n'), pingIntervalMs());
+    koa.req.on('close', () => {
+      this.closed = true;
+      this.wake?.();
+    });
+  }
+
+  takeNews(): void {
+    this.notified = false;
+  }
+
+  waitForNews(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.notified || this.closed) return resolve();
+      const timer = setTimeout(resolve, this.pollMs);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  end(): void {
+    clearInterval(this.ping);
+    this.unsubscribe();
+    this.body.end();
+  }
+}
