@@ -11,6 +11,9 @@ import type { Caller } from './operation.js';
  */
 export type ManagerRole = 'owner' | 'admin';
 
+/** Who may call the members and invites operations, as their descriptions say. */
+export const MANAGERS_ONLY = 'Owners and admins (an OAuth sign-in) or management keys only; other credentials get 403.';
+
 export async function requireMemberManager(tx: TenantTx, caller: Caller): Promise<ManagerRole> {
   if (caller.kind === 'management') return 'owner';
   if (!caller.userId) throw new ApiError('forbidden', "members and invites are managed with a management key or by a workspace owner's or admin's sign-in");

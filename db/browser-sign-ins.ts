@@ -2,6 +2,7 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { BrowserSignInRow } from './schema.js';
+import { insertByNameIfNew } from './save-by-name.js';
 import type { TenantTx } from './tenant-transaction.js';
 
 /**
@@ -49,12 +50,7 @@ export function signInSecretContext(tenantId: string, id: string): string {
 
 /** Creates the sign-in `id` unless the workspace has one by this name (then undefined, and nothing changes). */
 export async function insertBrowserSignInIfNew(tx: TenantTx, tenantId: string, id: string, name: string, values: StoredBrowserSignIn): Promise<BrowserSignInRow | undefined> {
-  return tx
-    .insertInto('browser_sign_ins')
-    .values({ id, tenant_id: tenantId, name, ...stored(values) })
-    .onConflict((oc) => oc.columns(['tenant_id', 'name']).doNothing())
-    .returningAll()
-    .executeTakeFirst();
+  return insertByNameIfNew(tx, 'browser_sign_ins', tenantId, name, id, stored(values));
 }
 
 /** Renames the sign-in and replaces what it holds (the caller merges a partial change into the whole). */

@@ -6,6 +6,9 @@ import type { Deployment } from './schema.js';
 import { randomSecret, sha256Hex } from './secrets.js';
 import type { TenantTx } from './tenant-transaction.js';
 
+/** A slug: lower-case letters, digits and inner hyphens, a DNS label (the API's schema and the chat page's path). */
+export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
+
 /** The `deployments` table: agents published under a public slug with a publishable key (docs/deployments.md). */
 
 export const PUBLISHABLE_KEY_PREFIX = 'svc_pk_';

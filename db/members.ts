@@ -53,10 +53,6 @@ export async function listMembersPage(tx: TenantTx, tenantId: string, pageQuery:
   return fetchPage(selectMembers(tx, tenantId), 'memberships.id', pageQuery);
 }
 
-export async function findMember(tx: TenantTx, tenantId: string, id: string): Promise<Member | undefined> {
-  return selectMembers(tx, tenantId).where('memberships.id', '=', id).executeTakeFirst();
-}
-
 /** The member, its row locked for the rest of the transaction (a change to it reads it this way). */
 export async function lockMember(tx: TenantTx, tenantId: string, id: string): Promise<Member | undefined> {
   return selectMembers(tx, tenantId).where('memberships.id', '=', id).forUpdate('memberships').executeTakeFirst();

@@ -3,7 +3,7 @@ import type { Database } from './schema.js';
 import type { TenantTx } from './tenant-transaction.js';
 
 /** The tables whose rows a create by name makes (and, for guardrails, a save by name replaces). */
-type SavedByName = 'tools' | 'guardrails';
+type SavedByName = 'tools' | 'guardrails' | 'browser_sign_ins';
 
 /** What a save sets: every column but the row's identity and timestamps. */
 export type SavedValues<T extends SavedByName> = Omit<Insertable<Database[T]>, 'id' | 'tenant_id' | 'name' | 'created_at' | 'updated_at'>;

@@ -1,4 +1,5 @@
 import { findExperiment, isExperimentFinished } from '../../db/experiments.js';
+import { answerPage } from '../oauth/authorize-endpoint.js';
 import type { Experiment } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import type { AppDeps } from '../deps.js';
@@ -6,7 +7,7 @@ import { Html, html } from '../oauth/html.js';
 import { experimentReport } from '../routes/experiments.js';
 import { consolePage, messagePage, time } from './layout.js';
 import { streamSnapshots } from './live.js';
-import { answerHtml, answerText, currentWorkspaces, findInWorkspaces, sendStream, type SignedInRequest } from './request.js';
+import { answerText, currentWorkspaces, findInWorkspaces, sendStream, type SignedInRequest } from './request.js';
 
 /**
  * /console/experiments/{id}: the experiment's leaderboard and its case × variant matrix as a heat map
@@ -37,12 +38,12 @@ export async function showExperiment(request: SignedInRequest): Promise<void> {
   const { ctx, deps, person } = request;
   const id = ctx.params.id!;
   const found = await findInWorkspaces(deps.db, person, id, (db, tenantId) => withTenant(db, tenantId, (tx) => findExperiment(tx, tenantId, id)));
-  if (!found) return answerHtml(ctx, 404, messagePage(request.signedIn(), 'Experiment not found', `There is no experiment ${id} in your workspaces.`));
+  if (!found) return answerPage(ctx, 404, messagePage(request.signedIn(), 'Experiment not found', `There is no experiment ${id} in your workspaces.`));
   const live = await renderLive(deps, found.row);
   const body = html`<h1>Experiment <code>${found.row.id}</code></h1>
 <p class="meta">${found.workspace.name} · suite ${found.row.suite_name} · created ${time(found.row.created_at)}</p>
 <div id="experiment-live"${live.final ? '' : html` data-events="/console/experiments/${found.row.id}/events"`}>${live.html}</div>`;
-  answerHtml(ctx, 200, consolePage(request.signedIn(), `Experiment ${found.row.name}`, body));
+  answerPage(ctx, 200, consolePage(request.signedIn(), `Experiment ${found.row.name}`, body));
 }
 
 /** The page's live feed: `{html, final}` each time the leaderboard or matrix changes, until the experiment ends. */

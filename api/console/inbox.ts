@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { answerPage, redirect } from '../oauth/authorize-endpoint.js';
 import { lastMessageText } from '../../db/run-events.js';
 import { findRun, listCompletedRunsBefore, listPausedQuestionKeys, listPausedRuns } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
@@ -9,13 +10,11 @@ import type { Workspace } from '../oauth/users.js';
 import { consolePage, messagePage, time } from './layout.js';
 import { streamSnapshots } from './live.js';
 import {
-  answerHtml,
   answerText,
   currentWorkspaces,
   findInWorkspaces,
   isBackgroundPost,
   readCheckedForm,
-  seeOther,
   sendStream,
   type Person,
   type SignedInRequest,
@@ -43,7 +42,7 @@ interface QuestionKey {
 export async function showInbox(request: SignedInRequest): Promise<void> {
   const { ctx, deps, person } = request;
   const scope = chosenWorkspace(person, ctx.query.workspace);
-  if (scope === 'unknown') return answerHtml(ctx, 404, messagePage(request.signedIn(), 'Not found', 'You are not a member of that workspace.'));
+  if (scope === 'unknown') return answerPage(ctx, 404, messagePage(request.signedIn(), 'Not found', 'You are not a member of that workspace.'));
   const keys = await waitingQuestionKeys(deps.db, scope ? [scope] : person.workspaces);
   const cards = await questionCards(deps.db, keys, person.workspaces.length > 1, request.page.csrfToken);
   const shown = keys.filter((k) => cards.has(k.key));
@@ -60,7 +59,7 @@ ${answered ? html`<p class="notice" role="status">Your answer to run <code>${ans
 <section id="inbox" data-events="${events}">
 ${shown.map((k) => cards.get(k.key)!)}
 </section>`;
-  answerHtml(ctx, 200, consolePage(request.signedIn(scope), 'Inbox', body));
+  answerPage(ctx, 200, consolePage(request.signedIn(scope), 'Inbox', body));
 }
 
 /**
@@ -105,7 +104,7 @@ export async function submitAnswer(request: SignedInRequest): Promise<void> {
   const answer = form.get('answer') ?? '';
   const questionId = form.get('question_id') || undefined;
   const refuse = (status: number, title: string, message: string) =>
-    isBackgroundPost(ctx) ? answerText(ctx, status, message) : answerHtml(ctx, status, messagePage(request.signedIn(), title, message));
+    isBackgroundPost(ctx) ? answerText(ctx, status, message) : answerPage(ctx, status, messagePage(request.signedIn(), title, message));
   if (answer.trim() === '') return refuse(400, 'No answer', 'Write an answer first.');
   // Code points, as the API's maxLength counts them.
   if ([...answer].length > MAX_ANSWER_LENGTH) return refuse(400, 'Answer too long', `An answer may have at most ${MAX_ANSWER_LENGTH} characters.`);
@@ -123,7 +122,7 @@ export async function submitAnswer(request: SignedInRequest): Promise<void> {
     ctx.status = 204;
     return;
   }
-  seeOther(ctx, `/console/inbox?answered=${encodeURIComponent(runId)}`);
+  redirect(ctx, 303, `/console/inbox?answered=${encodeURIComponent(runId)}`);
 }
 
 /** The workspace `?workspace=` names: undefined for all of them, 'unknown' when it is none of the person's. */

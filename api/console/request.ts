@@ -4,7 +4,7 @@ import { isDatabaseUnreachable } from '../../db/errors.js';
 import type { AppDeps } from '../deps.js';
 import type { Reply } from '../operation.js';
 import { readBodyUpTo } from '../read-body.js';
-import { contentSecurityPolicy, pageHeaders } from '../oauth/authorize-endpoint.js';
+import { answerPage, contentSecurityPolicy, pageHeaders } from '../oauth/authorize-endpoint.js';
 import { csrfToken, isCsrfTokenValid, isSessionOf, loadSession, type BrowserSession } from '../oauth/sessions.js';
 import { listWorkspaces, type Workspace } from '../oauth/users.js';
 import { unstorableTextParameters } from '../unstorable-text.js';
@@ -57,10 +57,10 @@ export function consoleRoute(deps: AppDeps, work: (request: ConsoleRequest) => P
     } catch (err) {
       if (isDatabaseUnreachable(err)) {
         ctx.set('Retry-After', '5');
-        return answerHtml(ctx, 503, messagePage(page, 'Briefly unavailable', 'The service cannot reach its database. Try again in a moment.'));
+        return answerPage(ctx, 503, messagePage(page, 'Briefly unavailable', 'The service cannot reach its database. Try again in a moment.'));
       }
       console.error(`[console] ${ctx.state.requestId} ${ctx.method} ${ctx.path} failed:`, err);
-      answerHtml(ctx, 500, messagePage(page, 'Something went wrong', 'The page could not be shown. Try again.'));
+      answerPage(ctx, 500, messagePage(page, 'Something went wrong', 'The page could not be shown. Try again.'));
     }
   };
 }
@@ -76,12 +76,12 @@ export function signedInRoute(deps: AppDeps, work: (request: SignedInRequest) =>
       if (ctx.method !== 'GET' || ctx.path.endsWith('/events')) {
         return answerText(ctx, 401, 'Sign in first.');
       }
-      return answerHtml(ctx, 200, signInPage(page, ctx.originalUrl));
+      return answerPage(ctx, 200, signInPage(page, ctx.originalUrl));
     }
     const person: Person = { user: session.user, workspaces: await listWorkspaces(request.deps.db, session.user.id) };
     const signedIn = (current?: Workspace): SignedInContext => ({ ...page, email: person.user.email, workspaces: person.workspaces, current });
     if (person.workspaces.length === 0) {
-      return answerHtml(ctx, 403, messagePage(page, 'No workspace', `${person.user.email} is not a member of any workspace yet. Ask an administrator to invite you.`));
+      return answerPage(ctx, 403, messagePage(page, 'No workspace', `${person.user.email} is not a member of any workspace yet. Ask an administrator to invite you.`));
     }
     if (ctx.path.endsWith('/events')) {
       const key = session.secret;
@@ -158,23 +158,10 @@ export function safeNext(next: string | undefined): string {
   return next && /^\/console(?:[/?]|$)/.test(next) && !next.startsWith('//') && !/[\\\r\n]/.test(next) ? next : '/console';
 }
 
-export function answerHtml(ctx: Koa.Context, status: number, body: string): void {
-  ctx.status = status;
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.body = body;
-}
-
 export function answerText(ctx: Koa.Context, status: number, body: string): void {
   ctx.status = status;
   ctx.type = 'text/plain; charset=utf-8';
   ctx.body = body;
-}
-
-/** A form post's answer: 303, so the browser follows with a GET. */
-export function seeOther(ctx: Koa.Context, location: string): void {
-  ctx.status = 303;
-  ctx.set('Location', location);
-  ctx.body = '';
 }
 
 /** Sends an event-stream reply (api/sse.ts) through Koa. */

@@ -1,11 +1,12 @@
 import Router from '@koa/router';
+import { answerPage, redirect } from '../oauth/authorize-endpoint.js';
 import type { AppDeps } from '../deps.js';
 import { endSession } from '../oauth/sessions.js';
 import { signInWithPassword } from '../oauth/sign-in.js';
 import { showExperiment, streamExperiment } from './experiment-page.js';
 import { showInbox, streamInbox, submitAnswer } from './inbox.js';
 import { signInPage } from './layout.js';
-import { answerHtml, consoleRoute, readCheckedForm, safeNext, seeOther, signedInRoute } from './request.js';
+import { consoleRoute, readCheckedForm, safeNext, signedInRoute } from './request.js';
 import { showRun, streamRun } from './run-page.js';
 
 /**
@@ -33,8 +34,8 @@ export function consoleRoutes(deps: AppDeps) {
       const next = safeNext(form.get('next'));
       const email = form.get('email') ?? '';
       const outcome = await signInWithPassword(ctx, deps.db, deps.publicUrl, session, email, form.get('password') ?? '');
-      if (!outcome.ok) return answerHtml(ctx, outcome.status, signInPage(page, next, { email, error: outcome.error }));
-      seeOther(ctx, next);
+      if (!outcome.ok) return answerPage(ctx, outcome.status, signInPage(page, next, { email, error: outcome.error }));
+      redirect(ctx, 303, next);
     }),
   );
   router.post(
@@ -43,7 +44,7 @@ export function consoleRoutes(deps: AppDeps) {
       const form = await readCheckedForm(request);
       if (!form) return;
       await endSession(request.ctx, deps.db, deps.publicUrl, request.session);
-      seeOther(request.ctx, '/console');
+      redirect(request.ctx, 303, '/console');
     }),
   );
   return router;

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { answerPage } from '../oauth/authorize-endpoint.js';
 import { findAgent } from '../../db/agents.js';
 import { readRunEvents } from '../../db/run-events.js';
 import { findChildRun, findRun, findRunStatus, isTerminal, listRunsPage, TERMINAL_EVENTS } from '../../db/runs.js';
@@ -7,7 +8,7 @@ import { withTenant } from '../../db/tenant-transaction.js';
 import { html } from '../oauth/html.js';
 import { streamEventLog } from '../sse.js';
 import { consolePage, messagePage, time } from './layout.js';
-import { answerHtml, answerText, currentWorkspaces, findInWorkspaces, sendStream, type SignedInRequest } from './request.js';
+import { answerText, currentWorkspaces, findInWorkspaces, sendStream, type SignedInRequest } from './request.js';
 import { timelineEntry, type ChildRuns } from './run-timeline.js';
 
 /**
@@ -26,7 +27,7 @@ export async function showRun(request: SignedInRequest): Promise<void> {
   const { ctx, deps, person } = request;
   const runId = ctx.params.id!;
   const found = await findInWorkspaces(deps.db, person, runId, (db, tenantId) => withTenant(db, tenantId, (tx) => findRun(tx, tenantId, runId)));
-  if (!found) return answerHtml(ctx, 404, messagePage(request.signedIn(), 'Run not found', `There is no run ${runId} in your workspaces.`));
+  if (!found) return answerPage(ctx, 404, messagePage(request.signedIn(), 'Run not found', `There is no run ${runId} in your workspaces.`));
   const { workspace, row: run } = found;
   const tenantId = workspace.id;
   const { agentName, children } = await withTenant(deps.db, tenantId, async (tx) => ({
@@ -49,7 +50,7 @@ ${children.length ? html`<h2>Subagent runs</h2><ul>${children.map((child) => htm
 <ol id="timeline" class="timeline"${ended ? '' : html` data-events="/console/runs/${run.id}/events?after=${String(lastSeq)}"`}>
 ${entries.map((entry) => entry.html ?? '')}
 </ol>`;
-  answerHtml(ctx, 200, consolePage(request.signedIn(), `Run ${run.id}`, body));
+  answerPage(ctx, 200, consolePage(request.signedIn(), `Run ${run.id}`, body));
 }
 
 /** The page's live feed: the run's event stream, each frame `{type, html, status, final}`. */

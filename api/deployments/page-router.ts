@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { findAgent } from '../../db/agents.js';
-import { findDeploymentBySlug } from '../../db/deployments.js';
+import { findDeploymentBySlug, SLUG_PATTERN } from '../../db/deployments.js';
 import type { Deployment } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import type { AppDeps } from '../deps.js';
 import { chatPage, chatPageNotFound } from './chat-page.js';
 
-const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const SLUG = new RegExp(SLUG_PATTERN);
 
 /** `{app_url}/d/{slug}`: a deployment's hosted chat page (docs/deployments.md). Not an API operation: it answers HTML. */
 export function deploymentPageRoutes(deps: AppDeps): Router {

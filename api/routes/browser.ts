@@ -1,6 +1,5 @@
 import { sealStorageState } from '../../activities/browser/sign-ins.js';
 import { parseOrigin, storageStateProblems, storageStateSchema, summarizeStorageState, type StorageState } from '../../activities/browser/storage-state.js';
-import { SecretsUnavailableError } from '../../activities/secrets/secret-box.js';
 import {
   deleteBrowserSignInById,
   findBrowserSignIn,
@@ -13,9 +12,10 @@ import {
 } from '../../db/browser-sign-ins.js';
 import type { BrowserSignInRow } from '../../db/schema.js';
 import { defineDeleteOperation } from '../delete-operation.js';
-import { ApiError, invalidRequest, orNotFound, type FieldError } from '../errors.js';
+import { invalidRequest, orNotFound, type FieldError } from '../errors.js';
 import { defineListOperation } from '../list-operation.js';
 import { conflictIfNameTaken } from '../name-conflict.js';
+import { sealingOr503 } from '../unavailable-secrets.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
@@ -184,12 +184,8 @@ function checkStorageState(state: StorageState, signInOrigin: string): void {
 }
 
 async function storedSignIn(tenantId: string, id: string, signInOrigin: string, state: StorageState): Promise<StoredBrowserSignIn> {
-  try {
-    return { origin: signInOrigin, storage_state: await sealStorageState(tenantId, id, state), ...summarizeStorageState(state) };
-  } catch (err) {
-    if (err instanceof SecretsUnavailableError) throw new ApiError('unavailable', `this server cannot store a sign-in: ${err.message}`);
-    throw err;
-  }
+  const sealed = await sealingOr503('a sign-in', () => sealStorageState(tenantId, id, state));
+  return { origin: signInOrigin, storage_state: sealed, ...summarizeStorageState(state) };
 }
 
 export default [listBrowserSignIns, createBrowserSignIn, getBrowserSignIn, updateBrowserSignIn, deleteBrowserSignIn];

@@ -1,6 +1,6 @@
 import { newSigningSecret } from '../../activities/standard-webhooks/secret.js';
 import { TIMESTAMP_TOLERANCE_SECONDS } from '../../activities/standard-webhooks/signature.js';
-import { sealSecret, SecretsUnavailableError } from '../../activities/secrets/secret-box.js';
+import { sealSecret } from '../../activities/secrets/secret-box.js';
 import { findAgent } from '../../db/agents.js';
 import {
   channelSecretContext,
@@ -18,9 +18,10 @@ import type { TenantTx } from '../../db/tenant-transaction.js';
 import { CHANNEL_KINDS } from '../channels/kinds.js';
 import { receiveChannelMessage as receive } from '../channels/inbound.js';
 import { defineDeleteOperation } from '../delete-operation.js';
-import { ApiError, invalidRequest } from '../errors.js';
+import { invalidRequest } from '../errors.js';
 import { nulFree } from '../nul-free-schema.js';
 import { checkSigningSecret, signingSecretSchema } from '../signing-secret.js';
+import { sealingOr503 } from '../unavailable-secrets.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
@@ -66,13 +67,8 @@ async function resolveAgent(tx: TenantTx, tenantId: string, ref: string): Promis
 }
 
 /** `secret` sealed for the channel's row; 503 on a server without SECRETS_KEY. */
-async function sealChannelSecret(tenantId: string, channelId: string, secret: string): Promise<string> {
-  try {
-    return await sealSecret(secret, channelSecretContext(tenantId, channelId));
-  } catch (err) {
-    if (err instanceof SecretsUnavailableError) throw new ApiError('unavailable', `this server cannot store a channel's secret: ${err.message}`);
-    throw err;
-  }
+function sealChannelSecret(tenantId: string, channelId: string, secret: string): Promise<string> {
+  return sealingOr503("a channel's secret", () => sealSecret(secret, channelSecretContext(tenantId, channelId)));
 }
 
 export const listChannels = defineOperation<Record<string, never>, PageQuery & { agent?: string }>({

@@ -7,6 +7,7 @@ import {
   rotatePublishableKey,
   updateDeploymentById,
   type DeploymentFields,
+  SLUG_PATTERN,
 } from '../../db/deployments.js';
 import type { PageQuery } from '../../db/page.js';
 import type { Deployment } from '../../db/schema.js';
@@ -29,7 +30,7 @@ export function chatPageUrl(publicUrl: string, slug: string): string {
 
 const slugSchema = {
   type: 'string',
-  pattern: '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$',
+  pattern: SLUG_PATTERN,
   description: 'Lower-case letters, digits and inner hyphens, at most 63: the hosted page is at `/d/{slug}`. Unique across the whole service.',
 };
 const originSchema = {

@@ -590,7 +590,8 @@ export const deleteExperiment = defineOperation<{ id: string }>({
       // No workflow to cancel: end the record here, as the workflow would have.
       const end = { tenantId: caller.tenantId, experimentId: experiment.id, status: 'cancelled' } as const;
       await finishExperiment(deps.db, end);
-      await emitExperimentEnded(deps, end);
+      // Best effort, as when a workflow cannot start: the record is final, and a retried DELETE finds it ended.
+      await emitExperimentEnded(deps, end).catch((emitErr) => console.error('[webhooks] experiment.cancelled not emitted:', emitErr));
     }
     const current = await tenant((tx) => experimentOr404(tx, caller.tenantId, experiment.id));
     const [json] = await tenant((tx) => experimentsJson(tx, caller.tenantId, [current]));

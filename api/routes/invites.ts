@@ -3,7 +3,7 @@ import { isMemberByEmail } from '../../db/members.js';
 import type { PageQuery } from '../../db/page.js';
 import type { MemberRole } from '../../db/schema.js';
 import { ApiError, invalidRequest, orNotFound } from '../errors.js';
-import { requireMemberManager, requireOwnerFor } from '../member-access.js';
+import { MANAGERS_ONLY, requireMemberManager, requireOwnerFor } from '../member-access.js';
 import { oauthClock } from '../oauth/clock.js';
 import { normalizeEmail, UserInputError } from '../oauth/users.js';
 import { defineOperation } from '../operation.js';
@@ -11,7 +11,6 @@ import { closedObject, deletionResult, listOf, nullableTimestamp, pageQuery, ref
 import { memberRoleSchema } from './members.js';
 
 const TAG = 'Members';
-const WHO = 'Owners and admins (an OAuth sign-in) or management keys only; other credentials get 403.';
 export const INVITE_DEFAULT_DAYS = 7;
 const INVITE_MAX_DAYS = 30;
 
@@ -59,7 +58,7 @@ export const listInvites = defineOperation<Record<string, never>, PageQuery>({
   path: '/v1/invites',
   tag: TAG,
   summary: "List the workspace's invites, oldest first, with what became of each (pending, accepted, revoked, expired)",
-  description: WHO,
+  description: MANAGERS_ONLY,
   access: 'key',
   query: pageQuery,
   errors: ['forbidden'],
@@ -81,7 +80,7 @@ export const createInvite = defineOperation<Record<string, never>, unknown, { em
   tag: TAG,
   summary:
     'Invite someone by e-mail address; the single-use link (`url`) is in this response only. Whoever opens it signs in or creates an account with that address and joins with the role. Inviting an address again revokes its pending invite',
-  description: `${WHO} Only owners invite owners, or replace an address's pending owner invite (403). An address that is already a member gets 409.`,
+  description: `${MANAGERS_ONLY} Only owners invite owners, or replace an address's pending owner invite (403). An address that is already a member gets 409.`,
   access: 'key',
   body: closedObject(
     {
@@ -122,7 +121,7 @@ export const revokeInviteOperation = defineOperation<{ id: string }>({
   path: '/v1/invites/{id}',
   tag: TAG,
   summary: 'Revoke a pending invite: its link shows that it was revoked from now on. An invite already accepted, revoked or expired answers 409',
-  description: `${WHO} Only owners revoke an owner's invite (403).`,
+  description: `${MANAGERS_ONLY} Only owners revoke an owner's invite (403).`,
   access: 'key',
   params: refParams,
   errors: ['forbidden', 'not_found', 'conflict'],

@@ -3,13 +3,12 @@ import type { PageQuery } from '../../db/page.js';
 import type { MemberRole } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { ApiError, orNotFound } from '../errors.js';
-import { requireMemberManager, requireOwnerFor, type ManagerRole } from '../member-access.js';
+import { MANAGERS_ONLY, requireMemberManager, requireOwnerFor, type ManagerRole } from '../member-access.js';
 import { revokeUserGrants } from '../oauth/grants.js';
 import { defineOperation, type Caller } from '../operation.js';
 import { closedObject, deletionResult, listOf, pageQuery, refParams, timestamp } from '../schemas.js';
 
 const TAG = 'Members';
-const WHO = 'Owners and admins (an OAuth sign-in) or management keys only; other credentials get 403.';
 
 export const memberRoleSchema = { enum: ['owner', 'admin', 'member'] };
 
@@ -53,7 +52,7 @@ export const listMembers = defineOperation<Record<string, never>, PageQuery>({
   path: '/v1/members',
   tag: TAG,
   summary: "List the workspace's members and their roles",
-  description: WHO,
+  description: MANAGERS_ONLY,
   access: 'key',
   query: pageQuery,
   errors: ['forbidden'],
@@ -73,7 +72,7 @@ export const updateMember = defineOperation<{ id: string }, unknown, { role: Mem
   path: '/v1/members/{id}',
   tag: TAG,
   summary: "Change a member's role (owner, admin or member). The last owner cannot be demoted (409); only owners make owners or change an owner's role (403)",
-  description: WHO,
+  description: MANAGERS_ONLY,
   access: 'key',
   params: refParams,
   body: closedObject({ role: memberRoleSchema }),
@@ -102,7 +101,7 @@ export const removeMember = defineOperation<{ id: string }>({
   tag: TAG,
   summary:
     "Remove a member from the workspace; their OAuth authorizations for it are revoked at once (their access and refresh tokens stop working). The last owner cannot be removed (409); only owners remove owners (403)",
-  description: WHO,
+  description: MANAGERS_ONLY,
   access: 'key',
   params: refParams,
   errors: ['forbidden', 'not_found', 'conflict'],

@@ -2,7 +2,7 @@ import { checkProviderConnection } from '../../activities/models/connection-chec
 import { DEFAULT_BASE_URLS } from '../../activities/models/provider-connection.js';
 import { openProviderConnection } from '../../activities/models/workspace-connections.js';
 import { ModelConfigurationError } from '../../activities/models/errors.js';
-import { sealSecret, SecretsUnavailableError } from '../../activities/secrets/secret-box.js';
+import { sealSecret } from '../../activities/secrets/secret-box.js';
 import {
   deleteProviderConnectionById,
   findProviderConnection,
@@ -18,6 +18,7 @@ import { ApiError, invalidRequest, orNotFound, type FieldError } from '../errors
 import { defineDeleteOperation } from '../delete-operation.js';
 import { defineListOperation } from '../list-operation.js';
 import { conflictIfNameTaken } from '../name-conflict.js';
+import { sealingOr503 } from '../unavailable-secrets.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, pathParams, timestamp, upsertResultOf } from '../schemas.js';
@@ -307,17 +308,14 @@ async function storedConnection(
     const fields: FieldError[] = [{ field: 'body.api_key', message: `is required for kind '${kind}'` }];
     throw invalidRequest(`invalid provider: body.api_key is required for kind '${kind}'`, fields);
   }
-  try {
+  return sealingOr503('an api_key or headers', async () => {
     const apiKey = secrets.apiKey === undefined ? (current?.api_key ?? null) : secrets.apiKey === null ? null : await sealSecret(secrets.apiKey, secretContext(tenantId, id, 'api_key'));
     const last4 = secrets.apiKey === undefined ? (current?.api_key_last4 ?? null) : secrets.apiKey !== null && secrets.apiKey.length >= MIN_KEY_CHARS_FOR_LAST4 ? secrets.apiKey.slice(-4) : null;
     const headerNames = secrets.headers === undefined ? (current?.header_names ?? []) : Object.keys(secrets.headers);
     const sealedHeaders =
       secrets.headers === undefined ? (current?.headers ?? null) : headerNames.length === 0 ? null : await sealSecret(JSON.stringify(secrets.headers), secretContext(tenantId, id, 'headers'));
     return { kind, base_url: baseURL, api_key: apiKey, api_key_last4: last4, headers: sealedHeaders, header_names: headerNames, prices };
-  } catch (err) {
-    if (err instanceof SecretsUnavailableError) throw new ApiError('unavailable', `this server cannot store an api_key or headers: ${err.message}`);
-    throw err;
-  }
+  });
 }
 
 export default [listProviders, createProvider, getProvider, updateProvider, deleteProvider, testProvider];

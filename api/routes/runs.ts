@@ -1,16 +1,19 @@
+import type Koa from 'koa';
 import { randomUUID } from 'node:crypto';
 import { findAgent } from '../../db/agents.js';
 import { agentOr404 } from './agents.js';
 import type { PageQuery } from '../../db/page.js';
 import { hasRunHistory } from '../../db/run-histories.js';
 import { listRunSteps } from '../../db/run-steps.js';
+import type { TenantTx } from '../../db/tenant-transaction.js';
 import { createQueuedRun, findRun, isTerminal, listRunsPage } from '../../db/runs.js';
+import type { Run } from '../../db/schema.js';
 import { failureTypeOf } from '../../workflows/failures.js';
 import { REPLAY_RUN_FAILURES, REPLAY_RUN_TASK_QUEUE, REPLAY_RUN_WORKFLOW_TYPE } from '../../workflows/replay-run-api.js';
 import type { replayRun as replayRunWorkflow } from '../../workflows/replay-run.js';
 import { answerPausedRun } from '../answer-run.js';
 import { ApiError, notFound } from '../errors.js';
-import { defineOperation, type JsonSchema, type OperationContext } from '../operation.js';
+import { defineOperation, type Caller, type JsonSchema, type OperationContext } from '../operation.js';
 import { insertDeploymentThread } from '../../db/deployments.js';
 import { agentOfCaller, runOfCaller, runOrigin, takeRunRateLimit, threadOfCaller, VISITOR_TOKEN_HEADER } from '../deployments/scope.js';
 import { visitorFrame } from '../deployments/visitor-events.js';
@@ -34,6 +37,11 @@ const eventStream = {
 
 const runIdParams = pathParams(['runId']);
 const runOr404 = refOr404(findRun, 'run');
+
+/** The run, or 404 — also when the caller is a publishable key the run is not visible to (api/deployments/scope.ts). */
+async function callersRunOr404(tx: TenantTx, caller: Caller, runId: string, koa: Koa.Context): Promise<Run> {
+  return runOfCaller(tx, caller, await runOr404(tx, caller.tenantId, runId), runId, koa.get(VISITOR_TOKEN_HEADER));
+}
 
 export const startRun = defineOperation<{ id: string }, unknown, { input: string; thread_id?: string }>({
   operationId: 'startRun',
@@ -90,7 +98,7 @@ export const streamEvents = defineOperation<{ runId: string }, { after?: number 
   errors: ['not_found'],
   responses: { 200: eventStream },
   handler: async ({ params, query, caller, tenant, deps, koa }) => {
-    await tenant(async (tx) => runOfCaller(tx, caller, await runOr404(tx, caller.tenantId, params.runId), params.runId, koa.get(VISITOR_TOKEN_HEADER)));
+    await tenant(async (tx) => callersRunOr404(tx, caller, params.runId, koa));
     const lastEventId = koa.get('Last-Event-ID');
     // Nine digits at most: a larger number is no sequence number of ours, and would overflow the query.
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
@@ -117,7 +125,7 @@ export const getRun = defineOperation<{ runId: string }>({
   },
   handler: async ({ params, caller, tenant, koa }) => {
     const { run, steps } = await tenant(async (tx) => ({
-      run: await runOfCaller(tx, caller, await runOr404(tx, caller.tenantId, params.runId), params.runId, koa.get(VISITOR_TOKEN_HEADER)),
+      run: await callersRunOr404(tx, caller, params.runId, koa),
       steps: await listRunSteps(tx, caller.tenantId, params.runId),
     }));
     // A website's visitor sees the conversation, not the tool calls, prompts and guardrail findings behind it.
@@ -203,7 +211,7 @@ export const answerRun = defineOperation<{ runId: string }, unknown, { answer: s
     },
   },
   handler: async ({ params, body, caller, tenant, deps, koa }) => {
-    const run = await tenant(async (tx) => runOfCaller(tx, caller, await runOr404(tx, caller.tenantId, params.runId), params.runId, koa.get(VISITOR_TOKEN_HEADER)));
+    const run = await tenant(async (tx) => callersRunOr404(tx, caller, params.runId, koa));
     const questionId = await answerPausedRun(deps.temporal, run, { answer: body.answer, questionId: body.question_id });
     return { status: 200, body: { run_id: run.id, question_id: questionId, status: 'running' } };
   },

@@ -4,7 +4,7 @@ import { newSigningSecret } from '../../activities/standard-webhooks/secret.js';
 import { webhookSecretContext } from '../../activities/webhooks/secret.js';
 import { isDeliveryStalled } from '../../activities/webhooks/stalled.js';
 import { webhookUrlProblem } from '../../activities/webhooks/url-check.js';
-import { sealSecret, SecretsUnavailableError } from '../../activities/secrets/secret-box.js';
+import { sealSecret } from '../../activities/secrets/secret-box.js';
 import { outboundPolicyFromEnv } from '../../activities/tools/outbound-policy.js';
 import { newId } from '../../db/ids.js';
 import type { PageQuery } from '../../db/page.js';
@@ -36,6 +36,7 @@ import { defineListOperation } from '../list-operation.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
 import { checkSigningSecret, signingSecretSchema } from '../signing-secret.js';
+import { sealingOr503 } from '../unavailable-secrets.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, listOf, nullableTimestamp, pageQuery, pathParams, timestamp } from '../schemas.js';
 
@@ -144,13 +145,8 @@ async function checkUrl(url: string): Promise<void> {
   if (problem) throw invalidRequest(`url ${problem}`, [{ field: 'body.url', message: problem }]);
 }
 
-async function sealed(tenantId: string, webhookId: string, secret: string): Promise<string> {
-  try {
-    return await sealSecret(secret, webhookSecretContext(tenantId, webhookId));
-  } catch (err) {
-    if (err instanceof SecretsUnavailableError) throw new ApiError('unavailable', `this server cannot store webhook secrets: ${err.message}`);
-    throw err;
-  }
+function sealed(tenantId: string, webhookId: string, secret: string): Promise<string> {
+  return sealingOr503('webhook secrets', () => sealSecret(secret, webhookSecretContext(tenantId, webhookId)));
 }
 
 export const listWebhooks = defineListOperation({

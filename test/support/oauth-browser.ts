@@ -1,13 +1,12 @@
 import { chromium, type Browser } from 'playwright-core';
-import { QUIET_HEADLESS_FLAGS } from '../../activities/browser/chromium.js';
-
-/** Debian's chromium (`apt-get install chromium`), which `.ci/run` installs. */
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+import { chromiumNoSandbox, chromiumPathFromEnv, QUIET_HEADLESS_FLAGS } from '../../activities/browser/chromium.js';
 
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: [...QUIET_HEADLESS_FLAGS, '--no-sandbox'],
+    // The browser tool's Chromium and sandbox setting (CHROMIUM_PATH, CHROMIUM_NO_SANDBOX; test/support/global.ts sets the latter for root).
+    executablePath: chromiumPathFromEnv(),
+    chromiumSandbox: !chromiumNoSandbox(),
+    args: QUIET_HEADLESS_FLAGS,
   });
 }
 
