@@ -6,7 +6,7 @@ import type { RunRef } from '../activities/runs/types.js';
 import type { agentRun } from '../workflows/agent-run.js';
 import { AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
 import { BOOKKEEPING_RETRY } from '../workflows/bookkeeping-retry.js';
-import { ActivityLog, bookkeepingMocks, runPlan, runRef, textTurn } from './support/agent-run-mocks.js';
+import { ActivityLog, bookkeepingMocks, builtinTool, planNode, runPlan, runRef, textTurn, toolCallTurn } from './support/agent-run-mocks.js';
 import { failure } from './support/failure.js';
 import { WorkflowTestEnvironment } from './support/workflow-test-environment.js';
 
@@ -94,6 +94,25 @@ describe('agentRun workflow: finite retries', () => {
     expect(log.inputsOf('finishRun').map((end) => end.error)).to.deep.equal([{ code: 'run_error', message: refused.message }]);
   });
 
+  it(`gives a local bookkeeping step that always fails ${BOOKKEEPING_RETRY.maximumAttempts} attempts, then fails the run`, async () => {
+    const ref = runRef();
+    const log = new ActivityLog();
+    const activities = log.record({
+      ...bookkeepingMocks(runPlan(ref, { nodes: [planNode({ tools: [builtinTool('plan_write')] })] })),
+      // The run record's transitions are local activities (workflows/agent-run.ts); their policy is the same.
+      beginStep: async () => {
+        throw ApplicationFailure.create({ type: 'ConnectionError', message: 'the database refused the connection', nextRetryDelay: '10 milliseconds' });
+      },
+      callModel: async ({ scriptPosition }) => (scriptPosition === 0 ? toolCallTurn({ tool: 'plan_write', arguments: { steps: ['one'] } }) : textTurn('never')),
+    });
+
+    const error = await env.withWorker(activities, async (taskQueue) => failure((await startRun(taskQueue, ref)).result()));
+
+    expect(error).to.be.instanceOf(WorkflowFailedError);
+    expect(log.inputsOf('beginStep')).to.have.length(BOOKKEEPING_RETRY.maximumAttempts);
+    expect(log.inputsOf('finishRun').map((end) => end.status)).to.deep.equal(['failed']);
+  });
+
   it('gives every bookkeeping activity a finite retry policy (as recorded in the history)', async () => {
     const ref = runRef();
     const plan = runPlan(ref, { inputGuardrails: [guardrail] });
@@ -106,7 +125,8 @@ describe('agentRun workflow: finite retries', () => {
     });
 
     const scheduled = (history.events ?? []).flatMap((event) => (event.activityTaskScheduledEventAttributes ? [event.activityTaskScheduledEventAttributes] : []));
-    expect(scheduled.map((attributes) => attributes.activityType?.name)).to.deep.equal(['beginRun', 'checkInput', 'callModel', 'finishRun']);
+    // beginRun and finishRun are local activities: markers in the history, not scheduled tasks.
+    expect(scheduled.map((attributes) => attributes.activityType?.name)).to.deep.equal(['checkInput', 'callModel']);
     for (const attributes of scheduled) {
       expect(attributes.retryPolicy?.maximumAttempts, attributes.activityType?.name ?? '').to.be.within(1, BOOKKEEPING_RETRY.maximumAttempts);
     }

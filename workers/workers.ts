@@ -83,6 +83,11 @@ export async function startWorkers(options: {
         // When the worker that cached a run is gone, its next task goes to any worker after this long.
         stickyQueueScheduleToStartTimeout: '3 seconds',
         maxConcurrentActivityTaskExecutions: activitySlots(env),
+        // A run's bookkeeping steps are local activities (workflows/agent-run.ts), and a workflow task keeps
+        // its slot while they run: as many of both as of activities, so runs waiting on the database do not
+        // starve the rest of workflow task slots (the SDK's default is 40).
+        maxConcurrentLocalActivityExecutions: activitySlots(env),
+        maxConcurrentWorkflowTaskExecutions: activitySlots(env),
         ...QUEUE_OPTIONS[taskQueue],
       }),
     ),

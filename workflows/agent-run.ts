@@ -8,9 +8,11 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   startChild,
   workflowInfo,
+  type ActivityOptions,
   type SignalDefinition,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -46,13 +48,24 @@ import { runSearchAttributes } from './search-attributes.js';
 const UNUSABLE_GUARDRAIL = 'GuardrailConfigError';
 
 /** Short bookkeeping activities: database writes that should never take long. */
-const bookkeeping = proxyActivities<Activities>({
+const BOOKKEEPING_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
   retry: {
     ...BOOKKEEPING_RETRY,
     nonRetryableErrorTypes: [...(['InvalidGraph', 'RunMissing', 'GuardrailBlocked'] satisfies AgentRunFailureType[]), UNUSABLE_GUARDRAIL],
   },
-});
+};
+const bookkeeping = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+
+/**
+ * The run record's transitions and steps as local activities: the worker that runs the workflow task runs
+ * them in it, without two trips through the server each (scheduled, then dispatched to a poller;
+ * docs/performance.md). They are idempotent (each event has a dedupe key), as a local activity runs again
+ * when its workflow task is retried after a crash. Runs started before this ran them as activities, and
+ * replay so (`patched('local-bookkeeping')`). Two stay activities: the input guardrails' check (an LLM
+ * judge may take long) and `pauseRun` (see pauseFor).
+ */
+const localBookkeeping = proxyLocalActivities<Activities>(BOOKKEEPING_OPTIONS);
 
 /** Model turns and tool calls heartbeat, so a dead worker is noticed in seconds and the call retried. */
 const calls = proxyActivities<Activities>({
@@ -113,11 +126,16 @@ class AgentRun {
   private turnCount = 0;
   private stepCount = 0;
 
+  /** Where the bookkeeping steps run: local activities, or activities in runs recorded before them. */
+  private readonly books: typeof bookkeeping;
+
   constructor(
     private readonly ref: RunRef,
     /** A subagent's run: the run that started it, which shows this run's questions as its own. */
     private readonly parentRunId?: string,
-  ) {}
+  ) {
+    this.books = patched('local-bookkeeping') ? localBookkeeping : bookkeeping;
+  }
 
   async execute(): Promise<AgentRunResult> {
     try {
@@ -157,7 +175,7 @@ class AgentRun {
 
   private async runGraph(): Promise<string> {
     // Runs recorded before the activity's rename asked for `startRun`; their histories must replay.
-    const runPlan = patched('begin-run') ? await bookkeeping.beginRun(this.ref) : await bookkeeping.startRun(this.ref);
+    const runPlan = patched('begin-run') ? await this.books.beginRun(this.ref) : await this.books.startRun(this.ref);
     // Plans recorded before guardrails existed have neither list (the history fixture holds one).
     this.outputGuardrails = runPlan.outputGuardrails ?? [];
     this.source = runPlan.source;
@@ -178,7 +196,7 @@ class AgentRun {
   private async runNode(node: PlanNode, nodeInput: string, history: ChatMessage[]): Promise<string> {
     const messages: ChatMessage[] = [...(node.system ? [{ role: 'system' as const, content: node.system }] : []), ...history];
     messages.push({ role: 'user', content: nodeInput });
-    const skills = (this.skills = new SkillSession(node, (use) => bookkeeping.recordSkillUse({ ...this.ref, use })));
+    const skills = (this.skills = new SkillSession(node, (use) => this.books.recordSkillUse({ ...this.ref, use })));
     for (let position = 0; position < node.maxTurns; position++) {
       const result = await calls.callModel({
         ...this.ref,
@@ -221,7 +239,7 @@ class AgentRun {
     const skillTool = step.tool?.builtin === 'list_skills' || step.tool?.builtin === 'use_skill';
     if (builtin?.runsIn !== 'workflow' || (skillTool && !patched('workflow-skills'))) return calls.executeTool(step);
 
-    await bookkeeping.beginStep(step);
+    await this.books.beginStep(step);
     let outcome: StepOutcome;
     try {
       outcome = { ok: true, result: await builtin.run(step.call.arguments, this.toolContext(step)) };
@@ -229,7 +247,7 @@ class AgentRun {
       if (isCancellation(err)) throw err;
       outcome = { ok: false, error: err instanceof Error ? err.message : String(err) };
     }
-    await bookkeeping.completeStep(step, outcome);
+    await this.books.completeStep(step, outcome);
     return outcome;
   }
 
@@ -260,6 +278,8 @@ class AgentRun {
     try {
       // Pending before the run shows as paused, so an answer that follows the paused status is accepted.
       this.pendingQuestion = { id: questionId, question };
+      // An activity, not local: the question must be in a completed workflow task before the run shows as
+      // paused, or an answer sent after a worker crash in between would be refused until the task is retried.
       await bookkeeping.pauseRun({ ...this.ref, questionId, question });
       if (this.parentRunId) await this.signal(this.parentRunId, subagentQuestionSignal, { childRunId: this.ref.runId, questionId, question });
       await condition(
@@ -272,7 +292,7 @@ class AgentRun {
       if (relayed && given !== undefined && !relayed.ended()) {
         await this.signal(relayed.childRunId, subagentAnswerSignal, { questionId: relayed.questionId, answer: given });
       }
-      await bookkeeping.resumeRun({ ...this.ref, questionId, answer });
+      await this.books.resumeRun({ ...this.ref, questionId, answer });
       // The parent shows this question as its own until told it is settled, unless the answer came from it.
       if (this.parentRunId && !this.answersFromParent.has(questionId)) {
         await this.signal(this.parentRunId, subagentQuestionSettledSignal, { childRunId: this.ref.runId, questionId, answer });
@@ -315,14 +335,14 @@ class AgentRun {
   /** A subagent tool's call: the child run, as a step of this run; its output is the tool's result. */
   private async runSubagentStep(step: StepInput): Promise<StepOutcome> {
     const outcome = await this.runSubagent(step);
-    await bookkeeping.completeStep(step, outcome);
+    await this.books.completeStep(step, outcome);
     return outcome;
   }
 
   /** Begins the step and runs the child (a child workflow whose id is its run id); answers how the call ended. */
   private async runSubagent(step: StepInput): Promise<StepOutcome> {
     // A child row the parent is cancelled before starting stays queued; finishRun ends it (db/runs.ts).
-    const start = await bookkeeping.startSubagentRun(step);
+    const start = await this.books.startSubagentRun(step);
     if (!start.ok) return { ok: false, error: start.error };
     let result: Promise<AgentRunResult> | undefined;
     let ended = false;
@@ -362,7 +382,7 @@ class AgentRun {
   }
 
   private async finish(end: Omit<FinishInput, keyof RunRef | 'turns'>): Promise<void> {
-    await bookkeeping.finishRun({ ...this.ref, ...end, turns: this.turns });
+    await this.books.finishRun({ ...this.ref, ...end, turns: this.turns });
     await startChild(archiveRunHistory, {
       workflowId: archiveRunHistoryWorkflowId(this.ref.runId),
       taskQueue: workflowInfo().taskQueue,
