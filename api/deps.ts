@@ -4,6 +4,7 @@ import { sharedEmbedder, type Embedder } from '../activities/embedding/index.js'
 import { EventHub } from './event-hub.js';
 import { secretKeyringFromEnv } from '../activities/secrets/secrets-key.js';
 import { FinishedCellsCache } from './finished-cells-cache.js';
+import { ApiKeyCache } from '../db/api-key-cache.js';
 import { RUN_EVENTS_CHANNEL } from '../db/run-events.js';
 import { EXPERIMENT_EVENTS_CHANNEL } from '../db/experiment-events.js';
 
@@ -46,11 +47,15 @@ export async function createAppDeps(options: {
   const temporal = new Client({ connection, namespace: options.temporalNamespace });
   let events: EventHub | undefined;
   let experimentEvents: EventHub;
+  // Serves authenticate()'s key lookups for this database (db/api-key-cache.ts); found by the Db handle.
+  let apiKeys: ApiKeyCache | undefined;
   try {
+    apiKeys = await ApiKeyCache.start(options.database);
     events = await EventHub.start(options.database, RUN_EVENTS_CHANNEL);
     experimentEvents = await EventHub.start(options.database, EXPERIMENT_EVENTS_CHANNEL);
   } catch (err) {
     await events?.close();
+    await apiKeys?.close();
     await connection.close();
     throw err;
   }
@@ -59,6 +64,7 @@ export async function createAppDeps(options: {
     async close() {
       await events!.close();
       await experimentEvents.close();
+      await apiKeys!.close();
       await connection.close();
     },
   };

@@ -1,3 +1,4 @@
+import { apiKeyCacheOf, forgetRevokedKey, type ActiveApiKey } from './api-key-cache.js';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
@@ -45,13 +46,19 @@ export async function insertApiKey(
  * Finds the live key with this plaintext. It runs before any tenant is known, so it reads as the
  * connection's own role; it returns only what authentication needs.
  */
-export async function findActiveApiKey(db: Db, key: string): Promise<Pick<ApiKey, 'id' | 'tenant_id' | 'kind'> | undefined> {
-  return db
-    .selectFrom('api_keys')
-    .select(['id', 'tenant_id', 'kind'])
-    .where('key_hash', '=', hashApiKey(key))
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+export async function findActiveApiKey(db: Db, key: string): Promise<ActiveApiKey | undefined> {
+  return selectActiveApiKey(db, hashApiKey(key));
+}
+
+/** findActiveApiKey through the API's cache of lookups when `db` has one (db/api-key-cache.ts): what authentication uses. */
+export async function findActiveApiKeyCached(db: Db, key: string): Promise<ActiveApiKey | undefined> {
+  const keyHash = hashApiKey(key);
+  const cache = apiKeyCacheOf(db);
+  return cache ? cache.find(keyHash, () => selectActiveApiKey(db, keyHash)) : selectActiveApiKey(db, keyHash);
+}
+
+async function selectActiveApiKey(db: Db, keyHash: string): Promise<ActiveApiKey | undefined> {
+  return db.selectFrom('api_keys').select(['id', 'tenant_id', 'kind']).where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
 }
 
 /** The key with this plaintext, revoked or not: whether it was ever issued, and to whom. */
@@ -95,5 +102,7 @@ export async function revokeApiKeyById(tx: TenantTx, tenantId: string, keyId: st
     .where('revoked_at', 'is', null)
     .returning('id')
     .executeTakeFirst();
+  // Before the commit, so this process's caches cannot accept the key once the revocation has answered.
+  if (revoked) forgetRevokedKey(revoked.id);
   return revoked?.id;
 }

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from './config.js';
 import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
+import { startTenantTransactionsInOneTrip } from './tenant-transaction.js';
 
 export type Db = Kysely<Database>;
 
@@ -13,8 +14,11 @@ export type Db = Kysely<Database>;
 export interface OpenDatabase {
   db: Db;
   kind: DatabaseConfig['kind'];
-  /** Calls `onPayload` for every NOTIFY on `channel` until the returned function is called. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls `onPayload` for every NOTIFY on `channel` until the returned function is called, and
+   * `onListening(false)`/`(true)` when the listening connection is lost and back (never on PGlite, in-process).
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onListening?: (listening: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -32,12 +36,13 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     pool.on('error', (err) => console.error('[db] idle connection lost:', err.message));
     pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    startTenantTransactionsInOneTrip(db);
     const listeners = new Set<PostgresListener>();
     return {
       db,
       kind: 'postgres',
-      listen: async (channel, onPayload) => {
-        const listener = await PostgresListener.start(config.url, channel, onPayload);
+      listen: async (channel, onPayload, onListening) => {
+        const listener = await PostgresListener.start(config.url, channel, onPayload, onListening);
         listeners.add(listener);
         return async () => {
           listeners.delete(listener);

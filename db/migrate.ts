@@ -16,6 +16,7 @@ import * as channelsVoice from './migrations/0013_channels_voice.js';
 import * as webhooks from './migrations/0014_webhooks.js';
 import * as deployments from './migrations/0015_deployments.js';
 import * as browserSignIns from './migrations/0016_browser_sign_ins.js';
+import * as apiKeyRevocations from './migrations/0017_api_key_revocations.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0014_webhooks': webhooks,
   '0015_deployments': deployments,
   '0016_browser_sign_ins': browserSignIns,
+  '0017_api_key_revocations': apiKeyRevocations,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -20,11 +20,21 @@ export class PostgresListener {
     private readonly url: string,
     private readonly channel: string,
     private readonly onPayload: (payload: string) => void,
+    private readonly onListening?: (listening: boolean) => void,
   ) {}
 
-  /** Listens once before answering, so a database that is unreachable at start fails the start. */
-  static async start(url: string, channel: string, onPayload: (payload: string) => void): Promise<PostgresListener> {
-    const listener = new PostgresListener(url, channel, onPayload);
+  /**
+   * Listens once before answering, so a database that is unreachable at start fails the start.
+   * `onListening(false)` when the connection is lost and `(true)` once it listens again: for a user that
+   * must not rely on notifications it may have missed meanwhile (db/api-key-cache.ts).
+   */
+  static async start(
+    url: string,
+    channel: string,
+    onPayload: (payload: string) => void,
+    onListening?: (listening: boolean) => void,
+  ): Promise<PostgresListener> {
+    const listener = new PostgresListener(url, channel, onPayload, onListening);
     await listener.connect();
     return listener;
   }
@@ -55,7 +65,10 @@ export class PostgresListener {
     }
     // Current only once it listens: a loss while connecting is the failed attempt's to retry.
     this.client = client;
-    if (this.retryMs !== FIRST_RETRY_MS) console.log(`[db] LISTEN ${this.channel}: listening again`);
+    if (this.retryMs !== FIRST_RETRY_MS) {
+      console.log(`[db] LISTEN ${this.channel}: listening again`);
+      this.onListening?.(true);
+    }
     this.retryMs = FIRST_RETRY_MS;
   }
 
@@ -65,6 +78,7 @@ export class PostgresListener {
     this.client = undefined;
     client.end().catch(() => undefined);
     console.error(`[db] LISTEN ${this.channel} connection lost (${reason}); reconnecting`);
+    this.onListening?.(false);
     this.scheduleReconnect();
   }
 

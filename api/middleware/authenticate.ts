@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { API_KEY_PREFIX, findActiveApiKey } from '../../db/api-keys.js';
+import { API_KEY_PREFIX, findActiveApiKeyCached } from '../../db/api-keys.js';
 import { PUBLISHABLE_KEY_PREFIX } from '../../db/deployments.js';
 import { authenticatePublishableKey } from '../deployments/publishable-key.js';
 import type { Db } from '../../db/database.js';
@@ -30,7 +30,7 @@ export async function authenticate(
   }
   if (!credential.startsWith(API_KEY_PREFIX)) throw unauthorized(`credential must start with ${API_KEY_PREFIX} or ${ACCESS_TOKEN_PREFIX}`);
 
-  const key = await findActiveApiKey(db, credential);
+  const key = await findActiveApiKeyCached(db, credential);
   if (!key) throw unauthorized('unknown or revoked credential');
   if (access === 'management' && key.kind !== 'management') {
     throw new ApiError('forbidden', 'this operation needs a management key');
