@@ -1,29 +1,42 @@
 import { performance } from 'node:perf_hooks';
 import { CompiledQuery, sql } from 'kysely';
 import { cosineDistance, toSql } from 'pgvector/kysely';
-import { createEmbedder, EMBEDDING_DIMENSIONS } from '../activities/embedding/index.js';
-import { searchKnowledge } from '../activities/knowledge/search.js';
+import { EMBEDDING_DIMENSIONS, sharedEmbedder } from '../activities/embedding/index.js';
+import { queryVectors, searchKnowledge } from '../activities/knowledge/search.js';
 import { tuneVectorSearch } from '../activities/memory/memory.js';
-import { databaseConfigFromEnv } from '../db/config.js';
-import { openDatabase, type Db } from '../db/database.js';
+import type { Db } from '../db/database.js';
 import { newId } from '../db/ids.js';
-import { migrateToLatest } from '../db/migrate.js';
 import { withTenant, type TenantTx } from '../db/tenant-transaction.js';
 import { createTenant } from '../db/tenants.js';
+import { startBenchPlatform } from './bench-platform.js';
 import type { BenchmarkResult } from './run.js';
 import { median, percentile, printTable, ratio, round2, sampledResult, wholeNumberFromEnv } from './sampled.js';
 import { sampleSentences, seededRandom } from './sentences.js';
 import { benchmarkWithSettings } from './with-settings.js';
 
 /**
- * Knowledge vector search on Postgres: the HNSW search `searchKnowledge` runs, beside EXACT search of
- * the same query, at BENCH_SEARCH_CHUNKS chunks (default 100000) — latency (p50/p95) and recall@5.
- * Postgres only (DATABASE_URL): PGlite is not what this figure is about; without DATABASE_URL the
- * benchmark records a skipped result and says why.
+ * Knowledge search on Postgres at BENCH_SEARCH_CHUNKS chunks (default 100000), end to end and in its
+ * parts, all in one run so the parts can be set against the whole (p50/p95/p99 each):
+ * - `http`: POST /v1/knowledge/search over real HTTP with the workspace's management key, to the
+ *   platform started as `npm start` starts it (bench/bench-platform.ts), query text in, JSON hits out —
+ *   authentication, validation, the query's embedding, the tenant transaction and the search; `http_kb`
+ *   scoped to the knowledge base by name, `http_graph` in graph mode. These are COLD: the cache of query
+ *   vectors (activities/knowledge/query-vector-cache.ts) is emptied before each, so every query is
+ *   embedded; `http_repeated` is the same request asked a second time (its vector cached), and
+ *   `http_small_tenant` the default request by a second workspace of SMALL_TENANT_CHUNKS chunks that
+ *   shares the index (its plan and recall are recorded too: its few rows must not be sought by walking
+ *   the big workspace's HNSW graph).
+ * - `search_knowledge`: the same work in this process without HTTP (cold too).
+ * - `embed`: the query's embedding alone, on the embedder the API uses (nothing else queued on it: no
+ *   ingestion runs meanwhile, so queueing behind ingestion batches is not in these figures).
+ * - `hnsw`: the SQL alone (below), and `exact`, the baseline it is compared with.
+ * Each query goes through every subject, in an order that rotates query by query. Postgres only
+ * (DATABASE_URL): PGlite is not what this figure is about; without DATABASE_URL the benchmark records
+ * a skipped result and says why.
  *
  * THE QUERY is the one `searchKnowledge` (activities/knowledge/search.ts) builds for `mode: vector` with no
- * `kb` — chunks joined to their document and knowledge base, `where chunks.tenant_id = $1 order by
- * embedding <=> $q limit 5` — built with the same Kysely calls, inside `withTenant` (tenant
+ * `kb` — the nearest 5 of `chunks` alone (`where tenant_id = $1 order by embedding <=> $q limit 5`), then
+ * joined to their document and knowledge base — built with the same Kysely calls, inside `withTenant` (tenant
  * role, row-level security, app.tenant_id) after `tuneVectorSearch` (hnsw.ef_search = 100,
  * hnsw.iterative_scan = relaxed_order). EXACT is that query in the same kind of transaction with
  * `set local enable_indexscan = off`: no index-ordered scan is left, so every chunk of the tenant is read
@@ -46,11 +59,12 @@ import { benchmarkWithSettings } from './with-settings.js';
  * was measured on real vectors. QUERIES are BENCH_SEARCH_QUERIES (default 100) further real sentences
  * (not among the stored ones), embedded with the real embedder.
  *
- * THE DATA goes straight into the tables of db/schema.ts, in a tenant of its own (`createTenant`) with
- * one knowledge base and one document; the schema is migrated first. To time the HNSW build the way a
+ * THE DATA goes straight into the tables of db/schema.ts, in the benchmark platform's workspace (a
+ * throwaway one on a database that has others), as one knowledge base with one document; the platform
+ * migrates the schema when it starts. To time the HNSW build the way a
  * bulk load builds it, chunks_embedding_idx is dropped before the insert and re-created afterwards with
  * its own definition, under `maintenance_work_mem = '1GB'` (parallel workers per the server's
- * max_parallel_maintenance_workers). At the end the tenant is deleted (cascading to the chunks) and the
+ * max_parallel_maintenance_workers). At the end the knowledge base is deleted (cascading to the chunks) and the
  * index rebuilt over whatever rows other tenants have — so point DATABASE_URL at a database meant for
  * benchmarks: while the benchmark runs, other users of that database search without the index.
  */
@@ -59,6 +73,8 @@ const K = 5;
 const EF_SEARCH = 100;
 const SEED = 1234567;
 const INSERT_BATCH = 1000;
+/** Chunks of the second, small workspace (real vectors): a tenant whose rows are few in the shared index. */
+const SMALL_TENANT_CHUNKS = 200;
 const WARMUP_QUERIES = 5;
 /** How many other real vectors are mixed into each synthetic one, and their largest weight. */
 const SYNTH_MIX_COUNT = 3;
@@ -87,7 +103,7 @@ function searchSettings(): SearchSettings {
 export const search = benchmarkWithSettings(
   'search',
   searchSettings,
-  (s) => `${s.chunks} chunks (${s.real} real, ${s.chunks - s.real} synthesized), ${s.queries} queries, HNSW vs exact, k=${K}`,
+  (s) => `${s.chunks} chunks (${s.real} real, ${s.chunks - s.real} synthesized), ${s.queries} queries: HTTP end to end, embedding alone, SQL (HNSW vs exact), k=${K}`,
   runSearch,
 );
 
@@ -102,7 +118,10 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
     iterative_scan: 'relaxed_order',
     warmup_queries: WARMUP_QUERIES,
     seed: SEED,
-    load_generator: { tool: 'sequential queries through Kysely/pg, alternating HNSW and exact', worker_threads: 0 },
+    load_generator: {
+      tool: 'sequential: SQL through Kysely/pg, embedder calls, and HTTP requests (fetch, keep-alive) from this process to the platform in it, query by query in rotating order',
+      worker_threads: 0,
+    },
   };
   if (!process.env.DATABASE_URL) {
     const reason =
@@ -114,16 +133,16 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
 
   const cleanup: Array<() => Promise<void>> = [];
   try {
-    const database = await openDatabase(databaseConfigFromEnv());
-    cleanup.push(() => database.close());
-    const db = database.db;
-    await migrateToLatest(db);
+    // The platform as `npm start` runs it (migrated database, API, workers); its workspace holds the chunks.
+    const bench = await startBenchPlatform('search');
+    cleanup.push(() => bench.stop());
+    const db = bench.platform.db;
+    const tenantId = bench.workspace.tenantId;
     const server = await serverFacts(db);
     console.log(`[bench] Postgres ${server.postgres}, pgvector ${server.pgvector}`);
 
-    // ---- vectors: real sentences and queries, embedded ----
-    const embedder = createEmbedder();
-    cleanup.push(() => embedder.close());
+    // ---- vectors: real sentences and queries, embedded by the embedder the API itself uses ----
+    const embedder = sharedEmbedder();
     const sentences = sampleSentences(settings.real + settings.queries, SEED);
     const queryTexts = sentences.slice(0, settings.queries);
     const realTexts = sentences.slice(settings.queries);
@@ -134,21 +153,17 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
     const embedMs = performance.now() - embedStarted;
     const queryVectors = await embedder.embed(queryTexts);
 
-    // ---- a tenant, a knowledge base, a document ----
-    const { tenant } = await createTenant(db, `bench-search-${new Date().toISOString()}`);
-    cleanup.push(async () => {
-      console.log('[bench] deleting the benchmark tenant (cascades to its chunks)...');
-      await db.deleteFrom('tenants').where('id', '=', tenant.id).execute();
-    });
+    // ---- a knowledge base and a document in the platform's workspace ----
+    const kbName = `bench-search-${Date.now()}`;
     const kbId = newId('kb');
     const documentId = newId('doc');
-    await withTenant(db, tenant.id, async (tx) => {
-      await tx.insertInto('knowledge_bases').values({ id: kbId, tenant_id: tenant.id, name: 'bench-search', description: 'search benchmark', graph: null }).execute();
+    await withTenant(db, tenantId, async (tx) => {
+      await tx.insertInto('knowledge_bases').values({ id: kbId, tenant_id: tenantId, name: kbName, description: 'search benchmark', graph: null }).execute();
       await tx
         .insertInto('documents')
         .values({
           id: documentId,
-          tenant_id: tenant.id,
+          tenant_id: tenantId,
           kb_id: kbId,
           title: 'bench-search vectors',
           filename: null,
@@ -163,12 +178,17 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
         })
         .execute();
     });
+    // The knowledge base goes whether or not the workspace is a throwaway one (cascades to the chunks).
+    cleanup.push(async () => {
+      console.log('[bench] deleting the benchmark knowledge base (cascades to its chunks)...');
+      await withTenant(db, tenantId, (tx) => tx.deleteFrom('knowledge_bases').where('id', '=', kbId).execute());
+    });
 
     // ---- the index comes off for the bulk load, and back on (timed) after it ----
     const indexDef = (await existingIndexDef(db)) ?? DEFAULT_INDEX_DEF;
-    const otherChunks = Number((await sql<{ n: number }>`select count(*)::int as n from chunks where tenant_id <> ${tenant.id}`.execute(db)).rows[0]!.n);
+    const otherChunks = Number((await sql<{ n: number }>`select count(*)::int as n from chunks where kb_id <> ${kbId}`.execute(db)).rows[0]!.n);
     await sql.raw(`drop index if exists ${INDEX_NAME}`).execute(db);
-    // Placed right after the database's close, so (cleanup runs in reverse) it runs once the tenant is
+    // Placed right after the platform's stop, so (cleanup runs in reverse) it runs once the chunks are
     // gone and before the database closes: the index is back whatever happened.
     // The rebuild leaves no dead entries of the deleted rows in the index (nor a half-built index).
     cleanup.splice(1, 0, async () => {
@@ -201,13 +221,47 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
       }
       await sql`
         insert into chunks (id, tenant_id, kb_id, document_id, index, content, heading_path, embedding, embedding_model, embedding_dtype)
-        select t.id, ${tenant.id}, ${kbId}, ${documentId}, t.idx, t.content, '[]'::jsonb, t.emb::vector, ${embedder.modelId}, ${embedder.dtype}
+        select t.id, ${tenantId}, ${kbId}, ${documentId}, t.idx, t.content, '[]'::jsonb, t.emb::vector, ${embedder.modelId}, ${embedder.dtype}
         from unnest(${ids}::text[], ${indexes}::int[], ${contents}::text[], ${embeddings}::text[]) as t(id, idx, content, emb)`.execute(db);
       if (end % 20_000 === 0 || end === settings.chunks) console.log(`[bench]   ${end} / ${settings.chunks}`);
     }
     const insertMs = performance.now() - insertStarted;
 
-    console.log(`[bench] building ${INDEX_NAME} (HNSW) over ${settings.chunks + otherChunks} rows...`);
+    // A small workspace sharing the index: its rows are few among the big one's, which an HNSW scan
+    // filtered by tenant would have to walk past (the planner should take its btree index instead).
+    const small = await createTenant(db, `bench-search-small-${new Date().toISOString()}`);
+    cleanup.push(async () => {
+      await db.deleteFrom('tenants').where('id', '=', small.tenant.id).execute();
+    });
+    const smallKb = newId('kb');
+    const smallDoc = newId('doc');
+    const smallCount = Math.min(SMALL_TENANT_CHUNKS, realVectors.length);
+    await withTenant(db, small.tenant.id, async (tx) => {
+      await tx.insertInto('knowledge_bases').values({ id: smallKb, tenant_id: small.tenant.id, name: 'small', description: null, graph: null }).execute();
+      await tx
+        .insertInto('documents')
+        .values({ id: smallDoc, tenant_id: small.tenant.id, kb_id: smallKb, title: 'small', filename: null, content_type: null, format: 'md', size_bytes: 0, status: 'ready', error: null, source: null, markdown: null, chunk_count: smallCount })
+        .execute();
+      await tx
+        .insertInto('chunks')
+        .values(
+          realVectors.slice(0, smallCount).map((v, i) => ({
+            id: newId('chk'),
+            tenant_id: small.tenant.id,
+            kb_id: smallKb,
+            document_id: smallDoc,
+            index: i,
+            content: `small: ${realTexts[i]}`,
+            heading_path: '[]',
+            embedding: toSql(Array.from(v))!,
+            embedding_model: embedder.modelId,
+            embedding_dtype: embedder.dtype,
+          })),
+        )
+        .execute();
+    });
+
+    console.log(`[bench] building ${INDEX_NAME} (HNSW) over ${settings.chunks + smallCount + otherChunks} rows...`);
     const buildMs = await buildIndex(db, indexDef);
     await sql`analyze chunks`.execute(db);
     await sql`analyze documents`.execute(db);
@@ -216,39 +270,75 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
 
     // ---- the plans, and the replica against the real searchKnowledge ----
     const probe = Array.from(queryVectors[0]!);
-    const hnswPlan = await explain(db, tenant.id, probe, false);
-    const exactPlan = await explain(db, tenant.id, probe, true);
+    const hnswPlan = await explain(db, tenantId, probe, false);
+    const exactPlan = await explain(db, tenantId, probe, true);
     if (!hnswPlan.usesIndex) throw new Error(`sanity check: the HNSW query does not use ${INDEX_NAME}:\n${hnswPlan.text}`);
     if (exactPlan.usesIndex) throw new Error(`sanity check: the exact query still uses ${INDEX_NAME}:\n${exactPlan.text}`);
-    const viaPlatform = await searchKnowledge(db, embedder, tenant.id, { query: queryTexts[0]!, k: K, mode: 'vector', hops: 1 });
-    const viaReplica = await timedSearch(db, tenant.id, probe, false);
+    const kbPlan = await explain(db, tenantId, probe, false, kbId);
+    const smallPlan = await explain(db, small.tenant.id, probe, false);
+    const viaPlatform = await searchKnowledge(db, embedder, tenantId, { query: queryTexts[0]!, k: K, mode: 'vector', hops: 1 });
+    const viaReplica = await timedSearch(db, tenantId, probe, false);
     const sameAsPlatform = viaPlatform.map((h) => h.chunk_id).join() === viaReplica.ids.join();
     if (!sameAsPlatform) {
       console.warn(`[bench] note: searchKnowledge and the replica differ for query 0: ${viaPlatform.map((h) => h.chunk_id).join()} vs ${viaReplica.ids.join()}`);
     }
+    // The API must answer with the chunks searchKnowledge finds (same query, same workspace).
+    const api = new SearchApi(bench.platform.apiUrl, bench.workspace.apiKey);
+    const smallApi = new SearchApi(bench.platform.apiUrl, small.apiKey);
+    const viaHttp = await api.search({ query: queryTexts[0]!, k: K });
+    if (viaHttp.ids.join() !== viaPlatform.map((h) => h.chunk_id).join()) {
+      throw new Error(`sanity check: POST /v1/knowledge/search answered ${viaHttp.ids.join()}, searchKnowledge ${viaPlatform.map((h) => h.chunk_id).join()}`);
+    }
 
     // ---- measure ----
-    console.log(`[bench] warming up (${WARMUP_QUERIES} queries each), then ${queryVectors.length} queries, HNSW and exact alternately...`);
+    // Every subject sees every query once, in an order that rotates query by query, so drift in the
+    // machine's load hits all alike and none always finds the others' pages (or the embedder) warm.
     const queries = queryVectors.map((v) => Array.from(v));
-    for (let i = 0; i < Math.min(WARMUP_QUERIES, queries.length); i++) {
-      await timedSearch(db, tenant.id, queries[i]!, false);
-      await timedSearch(db, tenant.id, queries[i]!, true);
+    const subjects: Array<{ name: string; run: (i: number) => Promise<{ ms: number; ids?: string[] }> }> = [
+      { name: 'hnsw', run: (i) => timedSearch(db, tenantId, queries[i]!, false) },
+      { name: 'exact', run: (i) => timedSearch(db, tenantId, queries[i]!, true) },
+      { name: 'embed', run: (i) => timed(() => embedder.embed([queryTexts[i]!])) },
+      // Cold: the cache of query vectors is emptied first, so the query is embedded (as a new query is).
+      { name: 'search_knowledge', run: (i) => cold(() => timed(() => searchKnowledge(db, embedder, tenantId, { query: queryTexts[i]!, k: K, mode: 'vector', hops: 1 }))) },
+      { name: 'http', run: (i) => cold(() => api.search({ query: queryTexts[i]!, k: K })) },
+      { name: 'http_kb', run: (i) => cold(() => api.search({ query: queryTexts[i]!, k: K, kb: kbName })) },
+      { name: 'http_graph', run: (i) => cold(() => api.search({ query: queryTexts[i]!, k: K, mode: 'graph' })) },
+      { name: 'http_small_tenant', run: (i) => cold(() => smallApi.search({ query: queryTexts[i]!, k: K })) },
+      // Warm: the same query asked a second time, its vector cached by the first (untimed) ask.
+      {
+        name: 'http_repeated',
+        run: async (i) => {
+          await cold(() => api.search({ query: queryTexts[i]!, k: K }));
+          return api.search({ query: queryTexts[i]!, k: K });
+        },
+      },
+    ];
+    console.log(`[bench] warming up (${WARMUP_QUERIES} queries each), then ${queries.length} queries through ${subjects.length} subjects in rotating order...`);
+    // Warm-up on texts that are not measured (the queries' own would warm any cache of query vectors).
+    const warmupTexts = sampleSentences(settings.real + settings.queries + WARMUP_QUERIES, SEED).slice(settings.real + settings.queries);
+    for (const text of warmupTexts) {
+      await embedder.embed([text]);
+      await searchKnowledge(db, embedder, tenantId, { query: text, k: K, mode: 'vector', hops: 1 });
+      await api.search({ query: text, k: K });
     }
-    const hnswMs: number[] = [];
-    const exactMs: number[] = [];
+    for (let i = 0; i < Math.min(WARMUP_QUERIES, queries.length); i++) {
+      await timedSearch(db, tenantId, queries[i]!, false);
+      await timedSearch(db, tenantId, queries[i]!, true);
+    }
+    const ms: Record<string, number[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
     const recalls: number[] = [];
     const top1: number[] = [];
     let exactRealHits = 0;
     let exactHits = 0;
     for (let i = 0; i < queries.length; i++) {
-      // Alternate which goes first, so neither always finds the other's pages warm.
-      const order = i % 2 === 0 ? [false, true] : [true, false];
-      const results: Record<string, Awaited<ReturnType<typeof timedSearch>>> = {};
-      for (const exact of order) results[exact ? 'exact' : 'hnsw'] = await timedSearch(db, tenant.id, queries[i]!, exact);
-      const hnsw = results.hnsw!;
-      const exact = results.exact!;
-      hnswMs.push(hnsw.ms);
-      exactMs.push(exact.ms);
+      const results: Record<string, { ms: number; ids?: string[] }> = {};
+      for (let j = 0; j < subjects.length; j++) {
+        const subject = subjects[(i + j) % subjects.length]!;
+        results[subject.name] = await subject.run(i);
+        ms[subject.name]!.push(results[subject.name]!.ms);
+      }
+      const hnsw = results.hnsw as Awaited<ReturnType<typeof timedSearch>>;
+      const exact = results.exact as Awaited<ReturnType<typeof timedSearch>>;
       const truth = new Set(exact.ids);
       recalls.push(hnsw.ids.filter((id) => truth.has(id)).length / Math.max(1, exact.ids.length));
       top1.push(exact.similarities[0] ?? NaN);
@@ -256,36 +346,66 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
       exactRealHits += exact.contents.filter((c) => c.startsWith('real: ')).length;
     }
     const recall = recalls.reduce((a, b) => a + b, 0) / recalls.length;
+    // The HTTP answers' recall too: the API must find what the SQL finds (its own query vector, same model).
+    const httpRecalls: number[] = [];
+    for (let i = 0; i < Math.min(10, queries.length); i++) {
+      const exact = await timedSearch(db, tenantId, queries[i]!, true);
+      const http = await api.search({ query: queryTexts[i]!, k: K });
+      const truth = new Set(exact.ids);
+      httpRecalls.push(http.ids.filter((id) => truth.has(id)).length / Math.max(1, exact.ids.length));
+    }
+    const httpRecall = httpRecalls.reduce((a, b) => a + b, 0) / httpRecalls.length;
+    // The small workspace's searches must find its own nearest chunks too.
+    const smallRecalls: number[] = [];
+    for (let i = 0; i < Math.min(20, queries.length); i++) {
+      const exact = await timedSearch(db, small.tenant.id, queries[i]!, true);
+      const hnsw = await timedSearch(db, small.tenant.id, queries[i]!, false);
+      const truth = new Set(exact.ids);
+      smallRecalls.push(hnsw.ids.filter((id) => truth.has(id)).length / Math.max(1, exact.ids.length));
+    }
+    const smallRecall = smallRecalls.reduce((a, b) => a + b, 0) / smallRecalls.length;
 
-    const hnswSubject = sampledResult(
-      {
-        name: 'hnsw',
-        description: `searchKnowledge's query (vector mode, no kb): HNSW ${INDEX_NAME}, ef_search ${EF_SEARCH}, iterative scan relaxed_order, k=${K}, in a tenant transaction`,
-        measures: 'the search statement sent → rows returned (transaction set-up excluded)',
+    const statement = 'the search statement sent → rows returned (transaction set-up excluded)';
+    const viaHttpMeasures = 'fetch() sent → JSON answer parsed, with the management key (authentication, validation, query embedding, tenant transaction, search, JSON)';
+    const described: Record<string, { description: string; measures: string }> = {
+      hnsw: {
+        description: `SQL alone: searchKnowledge's query (vector mode, no kb): HNSW ${INDEX_NAME}, ef_search ${EF_SEARCH}, iterative scan relaxed_order, k=${K}, in a tenant transaction`,
+        measures: statement,
       },
-      hnswMs,
-    );
-    const exactSubject = sampledResult(
-      {
-        name: 'exact',
-        description: 'baseline: the same query with enable_indexscan = off: every chunk of the tenant read (no HNSW) and top-N sorted by distance',
-        measures: 'the search statement sent → rows returned (transaction set-up excluded)',
+      exact: { description: 'baseline: the same query with enable_indexscan = off: every chunk of the tenant read (no HNSW) and top-N sorted by distance', measures: statement },
+      embed: { description: "the query's embedding alone: the API's own embedder (sharedEmbedder) on one query text, nothing else queued", measures: 'embed([query]) called → vector returned' },
+      search_knowledge: { description: 'searchKnowledge in this process (no HTTP): query embedding + tenant transaction + tuning + search', measures: 'call → hits returned' },
+      http: { description: 'POST /v1/knowledge/search {query, k} (default vector mode, every knowledge base) over HTTP', measures: viaHttpMeasures },
+      http_kb: { description: 'POST /v1/knowledge/search {query, k, kb} (one knowledge base by name: one more transaction for the lookup)', measures: viaHttpMeasures },
+      http_graph: { description: "POST /v1/knowledge/search {query, k, mode: 'graph'} (no entities in this workspace: the graph step finds none)", measures: viaHttpMeasures },
+      http_small_tenant: {
+        description: `POST /v1/knowledge/search {query, k} by a second workspace of ${smallCount} chunks sharing the index with the big one`,
+        measures: viaHttpMeasures,
       },
-      exactMs,
-    );
+      http_repeated: {
+        description: 'POST /v1/knowledge/search {query, k} for a query asked just before: its vector comes from the cache of query vectors (query-vector-cache.ts), not the embedder',
+        measures: `${viaHttpMeasures}; the first ask is not timed`,
+      },
+    };
+    const results = Object.fromEntries(subjects.map((s) => [s.name, sampledResult({ name: s.name, ...described[s.name]! }, ms[s.name]!)]));
+    const hnswSubject = results.hnsw!;
+    const exactSubject = results.exact!;
+    const httpSubject = results.http!;
+    const embedSubject = results.embed!;
+    const inProcess = results.search_knowledge!;
     const sortedTop1 = top1.filter(Number.isFinite).sort((a, b) => a - b);
 
     console.log('');
     printTable([
-      ['search', 'p50 ms', 'p95 ms', 'recall@5'],
-      ['hnsw', hnswSubject.latency_p50_ms.toFixed(2), hnswSubject.latency_p95_ms.toFixed(2), recall.toFixed(3)],
-      ['exact', exactSubject.latency_p50_ms.toFixed(2), exactSubject.latency_p95_ms.toFixed(2), '1.000'],
-      ['speedup (exact/hnsw)', ratio(exactSubject.latency_p50_ms, hnswSubject.latency_p50_ms).toFixed(1) + 'x', ratio(exactSubject.latency_p95_ms, hnswSubject.latency_p95_ms).toFixed(1) + 'x', ''],
+      ['search', 'p50 ms', 'p95 ms', 'p99 ms'],
+      ...Object.values(results).map((r) => [r.name, r.latency_p50_ms.toFixed(2), r.latency_p95_ms.toFixed(2), r.latency_p99_ms.toFixed(2)]),
     ]);
+    console.log(`[bench] recall@5 ${recall.toFixed(3)} (HTTP answers: ${httpRecall.toFixed(3)} on ${httpRecalls.length} queries; small workspace: ${smallRecall.toFixed(3)})`);
+    console.log(`[bench] small workspace's plan: ${smallPlan.nodes.join(' / ')}`);
     console.log(`[bench] HNSW build ${(buildMs / 1000).toFixed(1)} s over ${settings.chunks + otherChunks} rows; insert ${(insertMs / 1000).toFixed(1)} s`);
 
     return {
-      database: database.kind,
+      database: bench.database.kind,
       settings: recordSettings,
       details: {
         postgres: server.postgres,
@@ -298,10 +418,16 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
         insert_s: round2(insertMs / 1000),
         embed_real_s: round2(embedMs / 1000),
         embed_real_per_s: round2(realVectors.length / (embedMs / 1000)),
+        embedder: embedderFacts(embedder),
         recall_at_5: round2(recall * 1000) / 1000,
         recall_at_5_min: Math.min(...recalls),
+        recall_at_5_http: round3(httpRecall),
+        recall_at_5_small_tenant: round3(smallRecall),
+        small_tenant_chunks: smallCount,
         queries_with_full_recall: recalls.filter((r) => r === 1).length,
-        plans: { hnsw: hnswPlan.nodes, exact: exactPlan.nodes },
+        plans: { hnsw: hnswPlan.nodes, exact: exactPlan.nodes, hnsw_one_kb: kbPlan.nodes, small_tenant: smallPlan.nodes },
+        // EXPLAIN (ANALYZE, BUFFERS) of the first query, cold-ish (right after the build and ANALYZE).
+        plans_analyzed: { hnsw: hnswPlan.analyzed, hnsw_one_kb: kbPlan.analyzed, small_tenant: smallPlan.analyzed },
         search_knowledge_matches_replica: sameAsPlatform,
         synthetic: {
           method: `real vector + ${SYNTH_MIX_COUNT} other real vectors weighted U(0, ${SYNTH_MIX_MAX}) + Gaussian noise of norm ~${SYNTH_NOISE}, normalized`,
@@ -313,17 +439,63 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
           real_share_of_rows: round3(settings.real / settings.chunks),
         },
       },
-      subjects: [hnswSubject, exactSubject],
+      subjects: Object.values(results),
       ratios: {
         latency_p50: ratio(hnswSubject.latency_p50_ms, exactSubject.latency_p50_ms),
         latency_p95: ratio(hnswSubject.latency_p95_ms, exactSubject.latency_p95_ms),
         speedup_p50_exact_over_hnsw: ratio(exactSubject.latency_p50_ms, hnswSubject.latency_p50_ms),
         speedup_p95_exact_over_hnsw: ratio(exactSubject.latency_p95_ms, hnswSubject.latency_p95_ms),
         recall_at_5: Math.round(recall * 1000) / 1000,
+        // End to end against its parts, measured in the same run: > 1 is what HTTP, auth, validation,
+        // transactions and JSON add to embedding + SQL.
+        http_over_embed_plus_sql_p50: ratio(httpSubject.latency_p50_ms, embedSubject.latency_p50_ms + hnswSubject.latency_p50_ms),
+        http_over_embed_plus_sql_p95: ratio(httpSubject.latency_p95_ms, embedSubject.latency_p95_ms + hnswSubject.latency_p95_ms),
+        http_over_in_process_p50: ratio(httpSubject.latency_p50_ms, inProcess.latency_p50_ms),
+        http_over_sql_p95: ratio(httpSubject.latency_p95_ms, hnswSubject.latency_p95_ms),
+        http_repeated_over_http_p50: ratio(results.http_repeated!.latency_p50_ms, httpSubject.latency_p50_ms),
+        http_p95_over_goal_30ms: ratio(httpSubject.latency_p95_ms, 30),
       },
     };
   } finally {
     for (const undo of cleanup.reverse()) await undo().catch((err) => console.error('[bench] cleanup:', err));
+  }
+}
+
+/** Runs `work` with the cache of query vectors empty, so its query is embedded. */
+function cold<T>(work: () => Promise<T>): Promise<T> {
+  queryVectors.clear();
+  return work();
+}
+
+async function timed(work: () => Promise<unknown>): Promise<{ ms: number }> {
+  const t0 = performance.now();
+  await work();
+  return { ms: performance.now() - t0 };
+}
+
+function embedderFacts(embedder: ReturnType<typeof sharedEmbedder>) {
+  return { model: embedder.modelId, dtype: embedder.dtype, workers: embedder.threads, batch_size: embedder.batchSize, queued_during_measurement: 'nothing else (no ingestion runs during the benchmark)' };
+}
+
+/** POST /v1/knowledge/search with the workspace's management key, timed from send to parsed answer. */
+class SearchApi {
+  constructor(
+    private readonly url: string,
+    private readonly key: string,
+  ) {}
+
+  async search(body: { query: string; k: number; kb?: string; mode?: 'vector' | 'graph' }): Promise<{ ms: number; ids: string[] }> {
+    const t0 = performance.now();
+    const response = await fetch(`${this.url}/v1/knowledge/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    const ms = performance.now() - t0;
+    if (response.status !== 200) throw new Error(`POST /v1/knowledge/search answered ${response.status}: ${text}`);
+    const { hits } = JSON.parse(text) as { hits: Array<{ chunk_id: string }> };
+    return { ms, ids: hits.map((h) => h.chunk_id) };
   }
 }
 
@@ -333,17 +505,19 @@ function round3(value: number): number {
 
 // ---- the query ----
 
-/** searchKnowledge's nearest-chunks query (vector mode, no kb), built with the same Kysely calls. */
-function nearestQuery(tx: TenantTx, tenantId: string, queryVector: number[]) {
+/** searchKnowledge's nearest-chunks query (vector mode), built with the same Kysely calls. */
+function nearestQuery(tx: TenantTx, tenantId: string, queryVector: number[], kbId?: string) {
   const distance = cosineDistance('chunks.embedding', queryVector).$castTo<number>();
+  let ids = tx.selectFrom('chunks').select(['chunks.id', distance.as('distance')]).where('chunks.tenant_id', '=', tenantId).orderBy(distance).limit(K);
+  if (kbId) ids = ids.where('chunks.kb_id', '=', kbId);
   return tx
     .selectFrom('chunks')
     .innerJoin('documents', 'documents.id', 'chunks.document_id')
     .innerJoin('knowledge_bases', 'knowledge_bases.id', 'chunks.kb_id')
     .select(['chunks.id', 'chunks.content', 'chunks.document_id', 'chunks.heading_path', 'documents.title', 'knowledge_bases.name as kb', distance.as('distance')])
     .where('chunks.tenant_id', '=', tenantId)
-    .orderBy(distance)
-    .limit(K);
+    .innerJoin(ids.as('nearest'), 'nearest.id', 'chunks.id')
+    .orderBy('nearest.distance');
 }
 
 /** The transaction searchKnowledge runs its query in; `exact` turns index scans off for it. */
@@ -372,11 +546,18 @@ interface PlanNode {
 }
 
 /** EXPLAIN of the query: whether chunks_embedding_idx is scanned, the plan's nodes, and its text. */
-async function explain(db: Db, tenantId: string, queryVector: number[], exact: boolean): Promise<{ usesIndex: boolean; nodes: string[]; text: string }> {
+async function explain(
+  db: Db,
+  tenantId: string,
+  queryVector: number[],
+  exact: boolean,
+  kbId?: string,
+): Promise<{ usesIndex: boolean; nodes: string[]; text: string; analyzed: string[] }> {
   return inSearchTransaction(db, tenantId, exact, async (tx) => {
-    const compiled = nearestQuery(tx, tenantId, queryVector).compile();
+    const compiled = nearestQuery(tx, tenantId, queryVector, kbId).compile();
     const json = await tx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(CompiledQuery.raw(`explain (format json) ${compiled.sql}`, [...compiled.parameters]));
     const text = await tx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]));
+    const analyzed = await tx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain (analyze, buffers) ${compiled.sql}`, [...compiled.parameters]));
     const nodes: string[] = [];
     let usesIndex = false;
     const walk = (node: PlanNode, depth: number) => {
@@ -386,7 +567,7 @@ async function explain(db: Db, tenantId: string, queryVector: number[], exact: b
       for (const child of node.Plans ?? []) walk(child, depth + 1);
     };
     walk(json.rows[0]!['QUERY PLAN'][0]!.Plan, 0);
-    return { usesIndex, nodes, text: text.rows.map((r) => r['QUERY PLAN']).join('\n') };
+    return { usesIndex, nodes, text: text.rows.map((r) => r['QUERY PLAN']).join('\n'), analyzed: analyzed.rows.map((r) => r['QUERY PLAN'].replace(/'\[[^\]]*\]'::vector/g, "'[the query vector]'::vector")) };
   });
 }
 

@@ -65,6 +65,6 @@ export async function searchMemory(db: Db, embedder: Embedder, tenantId: string,
  * the indexes' `vector_cosine_ops` serve.
  */
 export async function tuneVectorSearch(tx: TenantTx): Promise<void> {
-  await sql`select set_config('hnsw.ef_search', '100', true)`.execute(tx);
-  await sql`select set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(tx);
+  // One statement, one round trip, for both.
+  await sql`select set_config('hnsw.ef_search', '100', true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`.execute(tx);
 }
