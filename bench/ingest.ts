@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chunkMarkdown } from '../activities/chunking/index.js';
-import { createEmbedder, type WorkerEmbedder } from '../activities/embedding/index.js';
+import { createEmbedder, sharedEmbedder, type WorkerEmbedder } from '../activities/embedding/index.js';
 import { startBenchPlatform } from './bench-platform.js';
 import { PlatformApi } from './platform-api.js';
 import type { BenchmarkResult } from './run.js';
@@ -43,6 +43,12 @@ import { benchmarkWithSettings } from './with-settings.js';
  * can come out above 1: the platform's pool takes whatever is queued when its worker frees up (often one
  * document's 5 texts), and on CPU smaller batches (less padding) are not slower per text than full ones.
  * The machine's load from other processes moves both figures; compare runs by the ratio.
+ *
+ * WHERE THE TIME GOES. The platform's calls of its shared embedder are recorded (its `embed` wrapped
+ * while the platform runs): calls, texts per call, the share of the wall time the embedder had texts in
+ * hand, and its idle time per document (the upload's HTTP and database work around the embedding: a
+ * JSON text document is embedded during its POST, so sequential uploads leave the embedder idle for
+ * exactly that long between documents).
  */
 
 const POLL_MS = 50;
@@ -109,6 +115,8 @@ async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
     const rawBefore = await embedAll(embedder, texts);
 
     // ---- platform ----
+    const usage = watchEmbedder(sharedEmbedder());
+    cleanup.push(async () => void usage.stop());
     console.log(`[bench] platform: uploading ${measuredDocs.length} documents (${texts.length} chunks) and polling until ready...`);
     const t0 = Date.now();
     const started = performance.now();
@@ -120,6 +128,7 @@ async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
     const lastReady = Math.max(...uploaded.map((d) => d.readyAt!));
     const platformWallMs = lastReady - t0;
     const platformChunks = uploaded.reduce((sum, d) => sum + d.chunks!, 0);
+    const embedderUse = usage.stop(t0, lastReady);
 
     // ---- the platform embedded the same texts (its converted Markdown, chunked again here) ----
     const platformTexts: string[] = [];
@@ -197,6 +206,11 @@ async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
         raw_wall_s: round2(raw.wallMs / 1000),
         raw_before_chunks_per_s: round2(texts.length / (rawBefore.wallMs / 1000)),
         raw_after_chunks_per_s: round2(texts.length / (rawAfter.wallMs / 1000)),
+        // Where the platform's time goes: how much of its wall time the shared embedder had texts in hand.
+        platform_embedder_busy_share: embedderUse.busyShare,
+        platform_embed_calls: embedderUse.calls,
+        platform_texts_per_embed_call: embedderUse.textsPerCall,
+        platform_embedder_idle_ms_per_document: round2(embedderUse.idleMs / uploaded.length),
         document_latency_note: 'documents are uploaded back to back and queue for the one embedder, so later ones wait longer',
       },
       subjects: [platformSubject, rawSubject],
@@ -213,6 +227,45 @@ async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
 /** What embedDocument (activities/knowledge/search.ts) embeds for a chunk: its heading path, then its content. */
 function embeddingText(headingPath: string[], content: string): string {
   return headingPath.length ? `${headingPath.join(' > ')}\n\n${content}` : content;
+}
+
+/**
+ * Records the platform's calls of the shared embedder (wrapping its `embed`) so the result can say how
+ * much of the wall time the embedder was busy and how full its calls were; `stop` unwraps it.
+ */
+function watchEmbedder(target: WorkerEmbedder) {
+  const original = target.embed;
+  const spans: Array<[number, number, number]> = [];
+  target.embed = async function (this: WorkerEmbedder, texts: string[]) {
+    const start = Date.now();
+    try {
+      return await original.call(this, texts);
+    } finally {
+      spans.push([start, Date.now(), texts.length]);
+    }
+  };
+  let stopped = false;
+  return {
+    stop(from = 0, to = Infinity) {
+      if (!stopped) target.embed = original;
+      stopped = true;
+      const inside = spans.filter(([start]) => start >= from && start <= to).sort((a, b) => a[0] - b[0]);
+      let busy = 0;
+      let end = -Infinity;
+      for (const [start, finish] of inside) {
+        busy += Math.max(0, finish - Math.max(start, end));
+        end = Math.max(end, finish);
+      }
+      const wall = Number.isFinite(to) ? to - from : 0;
+      const texts = inside.reduce((sum, span) => sum + span[2], 0);
+      return {
+        calls: inside.length,
+        textsPerCall: inside.length ? round2(texts / inside.length) : 0,
+        busyShare: wall > 0 ? round2(busy / wall) : 0,
+        idleMs: Math.max(0, wall - busy),
+      };
+    },
+  };
 }
 
 /** Texts in calls of one batch, one call per worker in flight; per-call latencies and the wall time. */

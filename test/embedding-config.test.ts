@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { embeddingModelsRoot, EMBEDDING_MODEL_ID, missingModelFiles } from '../activities/embedding/index.js';
+import { createEmbedder, embeddingModelsRoot, EMBEDDING_MODEL_ID, EmbedderUnavailableError, missingModelFiles, modelFilesFor } from '../activities/embedding/index.js';
 import { allowRemoteFromEnv, embeddingThreadsFromEnv } from '../activities/embedding/config.js';
 
 const run = promisify(execFile);
@@ -23,6 +23,25 @@ describe('embedding: configuration and the model fetch script', () => {
     expect(allowRemoteFromEnv({})).to.equal(false);
     expect(allowRemoteFromEnv({ EMBEDDING_ALLOW_REMOTE: 'true' })).to.equal(true);
     expect(allowRemoteFromEnv({ EMBEDDING_ALLOW_REMOTE: '1' })).to.equal(false);
+  });
+
+  it('names the files of each weight variant, and a pool of a variant not installed says which is missing', async () => {
+    expect(modelFilesFor('q4')).to.include.members(['onnx/model_q4.onnx', 'onnx/model_q4.onnx_data', 'tokenizer.json']);
+    expect(modelFilesFor('int8')).to.include('onnx/model_int8.onnx').and.not.include('onnx/model_int8.onnx_data');
+    const root = embeddingModelsRoot();
+    expect(missingModelFiles(root, EMBEDDING_MODEL_ID, 'no-such-dtype')).to.deep.equal(['onnx/model_no-such-dtype.onnx']);
+    const pool = createEmbedder({ dtype: 'no-such-dtype', allowRemote: false });
+    try {
+      expect(pool.dtype).to.equal('no-such-dtype');
+      const error = await pool.embed(['a']).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(error).to.be.instanceOf(EmbedderUnavailableError).and.include({ reason: 'model_missing' });
+      expect((error as Error).message).to.contain('(no-such-dtype)').and.contain('onnx/model_no-such-dtype.onnx');
+    } finally {
+      await pool.close();
+    }
   });
 
   it('npm run fetch-model only verifies a model that is already installed', async function () {

@@ -24,6 +24,7 @@ export {
   EMBEDDING_MAX_TOKENS,
   EMBEDDING_MODEL_ID,
   REQUIRED_MODEL_FILES,
+  modelFilesFor,
   embeddingModelsRoot,
   missingModelFiles,
 } from './config.js';

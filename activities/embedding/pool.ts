@@ -32,12 +32,14 @@ export interface EmbedderOptions {
   modelsRoot?: string;
   /** Workers (processes), each with its own copy of the model (240–310 MB resident); default `EMBEDDING_THREADS` or 1. */
   threads?: number;
-  /** Texts per model call; default 16. */
+  /** Texts per model call; default `EMBEDDING_BATCH_SIZE` (4). */
   batchSize?: number;
   /** onnxruntime threads per worker; default the available cores divided among the workers. */
   intraOpThreads?: number;
   /** Let Transformers.js download missing files; default `EMBEDDING_ALLOW_REMOTE=true`. */
   allowRemote?: boolean;
+  /** Which of the model's ONNX weight files (`onnx/model_<dtype>.onnx`); default `EMBEDDING_DTYPE` (benchmarks compare others). */
+  dtype?: string;
 }
 
 export interface EmbedderStats {
@@ -118,7 +120,7 @@ function positiveInteger(name: string, value: number): number {
  */
 export class WorkerEmbedder implements Embedder {
   readonly modelId = EMBEDDING_MODEL_ID;
-  readonly dtype = EMBEDDING_DTYPE;
+  readonly dtype: string;
   readonly dimensions = EMBEDDING_DIMENSIONS;
   readonly modelsRoot: string;
   readonly threads: number;
@@ -135,6 +137,7 @@ export class WorkerEmbedder implements Embedder {
 
   constructor(options: EmbedderOptions = {}) {
     this.modelsRoot = options.modelsRoot ?? embeddingModelsRoot();
+    this.dtype = options.dtype ?? EMBEDDING_DTYPE;
     this.threads = positiveInteger('threads', options.threads ?? embeddingThreadsFromEnv());
     this.batchSize = positiveInteger('batchSize', options.batchSize ?? EMBEDDING_BATCH_SIZE);
     this.allowRemote = options.allowRemote ?? allowRemoteFromEnv();
@@ -205,7 +208,7 @@ export class WorkerEmbedder implements Embedder {
   private startWorkers(): void {
     if (this.closed || this.queue.length === 0 || this.workers.length >= this.threads) return;
     if (!this.allowRemote) {
-      const missing = missingModelFiles(this.modelsRoot, this.modelId);
+      const missing = missingModelFiles(this.modelsRoot, this.modelId, this.dtype);
       if (missing.length) {
         if (this.workers.length === 0) {
           this.failQueue(
