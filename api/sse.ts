@@ -6,17 +6,24 @@ import { findRunStatus, isTerminal, TERMINAL_EVENTS } from '../db/runs.js';
 import type { RunEvent } from '../db/schema.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import type { EventHub } from './event-hub.js';
+import { followLog, type FeedSubscription, type LoggedEvent, type SharedLog } from './log-feed.js';
 import { LiveStream } from './live-stream.js';
 import type { Reply } from './operation.js';
 
-/** How often a stream looks at the log even without a notification. */
+export type { LoggedEvent, SharedLog } from './log-feed.js';
+
+/** How often a stream wakes without news: to re-check its access (`allowed`), nothing else. */
 const POLL_EVERY_MS = 1000;
-/**
- * How long an open stream rides out a database that does not answer (a Postgres restart or failover)
- * before it ends. Ending at once would send every client to reconnect while the database is still down,
- * and a browser's EventSource gives up for good on the error answer it would get then.
- */
+const IDLE_WAKE_MS = 60_000;
+/** How long a stream's own look (its access, a frame that reads) rides out a database that does not answer. */
 const DATABASE_GRACE_MS = 60_000;
+/**
+ * Bytes a stream may have waiting for a client that does not read (or reads slower than events come)
+ * before the stream ends: one stalled client must not hold memory without bound nor slow the others.
+ * The client loses nothing: it reconnects with Last-Event-ID (EventSource does so by itself) and gets
+ * exactly the rest from the log.
+ */
+export const SLOW_CLIENT_LIMIT = 256 * 1024;
 
 export const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -25,26 +32,28 @@ export const SSE_HEADERS = {
   'X-Accel-Buffering': 'no',
 };
 
-/** An append-only event log a stream follows: events numbered 1, 2, 3… per id. */
-export interface EventLog<E extends LoggedEvent> {
-  hub: EventHub;
-  read(afterSeq: number): Promise<E[]>;
-  /** Whether the stream has nothing more to say after this event. */
-  endsAfter(event: E): boolean | Promise<boolean>;
-  /**
-   * Whether nothing more will ever be appended (ended, or gone): a client that reconnects after the last
-   * event (EventSource does so by itself) gets an empty stream that ends, not one that waits forever.
-   */
-  isOver(): Promise<boolean>;
-  /** The SSE frame of an event; by default `id`, `event` and the event as JSON (the API's streams). */
+/** What one stream adds to the log it shares with the others that follow it. */
+export interface StreamOptions<E extends LoggedEvent> {
+  /** The SSE frame of an event ('' sends nothing); by default `id`, `event` and the event as JSON (the API's streams). */
   frame?(event: E): string | Promise<string>;
+  /** Checked before each batch and on each idle wake-up (throttle it yourself): false ends the stream. */
+  allowed?(): Promise<boolean>;
 }
 
-export interface LoggedEvent {
-  seq: number;
-  type: string;
-  data: Record<string, unknown>;
-  created_at: Date;
+/** A run's event log, as every stream of it (the API's, the console's) shares it. */
+export function runLog(deps: { db: Db; events: EventHub }, tenantId: string, runId: string): SharedLog<RunEvent> {
+  return {
+    hub: deps.events,
+    tenantId,
+    id: runId,
+    read: (after, limit) => readRunEvents(deps.db, tenantId, runId, after, limit),
+    // After `run.paused` while the run is still paused: answering resumes it, and a new stream follows.
+    endsAfter: async (event) => TERMINAL_EVENTS.has(event.type) || (event.type === 'run.paused' && (await runStatus(deps.db, tenantId, runId)) === 'paused'),
+    isOver: async () => {
+      const status = await runStatus(deps.db, tenantId, runId);
+      return status === undefined || isTerminal(status);
+    },
+  };
 }
 
 /**
@@ -60,25 +69,29 @@ export function streamRunEvents(
   afterSeq: number,
   toFrame?: (event: RunEvent) => string | Promise<string>,
 ): Reply {
-  return streamEventLog(koa, runId, afterSeq, {
-    hub: deps.events,
-    frame: toFrame,
-    read: (after) => readRunEvents(deps.db, tenantId, runId, after),
-    endsAfter: async (event: RunEvent) => TERMINAL_EVENTS.has(event.type) || (event.type === 'run.paused' && (await isPaused(deps.db, tenantId, runId))),
-    isOver: async () => {
-      const status = await withTenant(deps.db, tenantId, (tx) => findRunStatus(tx, tenantId, runId));
-      return status === undefined || isTerminal(status);
-    },
-  });
+  return streamEventLog(koa, afterSeq, runLog(deps, tenantId, runId), { frame: toFrame });
 }
 
-/** Streams any event log the same way: what runs and experiments share. */
-export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: string, afterSeq: number, log: EventLog<E>): Reply {
-  const live = new LiveStream(koa, (notify) => log.hub.subscribe(id, notify), POLL_EVERY_MS);
+/**
+ * Streams any event log the same way: what runs and experiments share. The log is read by the one feed
+ * of its (tenant, id) in this process (api/log-feed.ts); this stream only frames and writes its share.
+ */
+export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, afterSeq: number, log: SharedLog<E>, options: StreamOptions<E> = {}): Reply {
+  let subscription!: FeedSubscription<E>;
+  const live = new LiveStream(
+    koa,
+    (notify) => {
+      subscription = followLog(log, afterSeq, notify);
+      return () => subscription.cancel();
+    },
+    // The feed's notifications are in-process and cannot be missed: only an access check needs a timer.
+    options.allowed ? POLL_EVERY_MS : IDLE_WAKE_MS,
+  );
   const stream = live.body;
+  const toFrame = options.frame ?? frame;
 
-  // Each look at the log is retried while the database is away (pings keep the connection open), until
-  // DATABASE_GRACE_MS without an answer; the stream then ends and the client resumes with Last-Event-ID.
+  // A look of the stream's own is retried while the database is away (pings keep the connection open),
+  // until DATABASE_GRACE_MS without an answer; the stream then ends and the client resumes with Last-Event-ID.
   let failingSince: number | undefined;
   const retrying = async <T>(look: () => Promise<T>): Promise<T> => {
     for (;;) {
@@ -95,28 +108,32 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, id: stri
   };
 
   (async () => {
-    let last = afterSeq;
     while (!live.closed) {
       live.takeNews();
-      const events = await retrying(() => log.read(last));
-      const toFrame = log.frame ?? frame;
+      if (options.allowed && !(await retrying(options.allowed))) break;
+      const events = subscription.take();
       for (const event of events) {
-        stream.write(await retrying(async () => toFrame(event)));
-        last = event.seq;
+        const text = await retrying(async () => toFrame(event));
+        if (text) stream.write(text);
       }
-      const final = events.at(-1);
-      if (final && (await retrying(async () => log.endsAfter(final)))) break;
-      if (events.length === 0) {
-        if (await retrying(() => log.isOver())) {
-          // The end is written with its last event in one transaction: one more read has everything.
-          for (const event of await retrying(() => log.read(last))) stream.write(await retrying(async () => (log.frame ?? frame)(event)));
-          break;
+      if (subscription.failure !== undefined) throw subscription.failure;
+      if (subscription.ended) {
+        // What the feed delivered while the last frames were written comes first.
+        const rest = subscription.take();
+        for (const event of rest) {
+          const text = await retrying(async () => toFrame(event));
+          if (text) stream.write(text);
         }
-        await live.waitForNews();
+        break;
       }
+      if (stream.writableLength + stream.readableLength > SLOW_CLIENT_LIMIT) {
+        console.warn(`[sse] stream of ${log.id} ended: the client is more than ${SLOW_CLIENT_LIMIT} bytes behind (it resumes with Last-Event-ID)`);
+        break;
+      }
+      if (events.length === 0) await live.waitForNews();
     }
   })()
-    .catch((err) => console.error(`[sse] stream of ${id} failed:`, err))
+    .catch((err) => console.error(`[sse] stream of ${log.id} failed:`, err))
     .finally(() => live.end());
 
   return { status: 200, body: stream, headers: SSE_HEADERS };
@@ -127,6 +144,6 @@ export function frame(event: LoggedEvent): string {
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify({ seq: event.seq, type: event.type, ...event.data, created_at: event.created_at.toISOString() })}\n\n`;
 }
 
-async function isPaused(db: Db, tenantId: string, runId: string): Promise<boolean> {
-  return (await withTenant(db, tenantId, (tx) => findRunStatus(tx, tenantId, runId))) === 'paused';
+function runStatus(db: Db, tenantId: string, runId: string) {
+  return withTenant(db, tenantId, (tx) => findRunStatus(tx, tenantId, runId));
 }

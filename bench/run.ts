@@ -4,10 +4,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentsList } from './agents-list.js';
 import { conversion } from './conversion.js';
+import { embedder } from './embedder.js';
 import { experiments } from './experiments.js';
 import { ingest } from './ingest.js';
 import { runs } from './runs.js';
 import { search } from './search.js';
+import { sseFanout } from './sse-fanout.js';
 import { subagents } from './subagents.js';
 
 /**
@@ -101,7 +103,7 @@ export interface Benchmark {
   run(settings: BenchSettings): Promise<BenchmarkResult>;
 }
 
-const BENCHMARKS: Benchmark[] = [agentsList, runs, ingest, search, conversion, experiments, subagents];
+const BENCHMARKS: Benchmark[] = [agentsList, runs, ingest, embedder, search, conversion, experiments, subagents, sseFanout];
 
 const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 

@@ -62,8 +62,15 @@ export async function appendEvents(tx: TenantTx, log: EventLog, tenantId: string
   return fresh.map((_, i) => first + i);
 }
 
+/**
+ * Reads of each log since the process started: what the live streams' "one read per notification,
+ * whatever the number of subscribers" is checked and benchmarked by.
+ */
+export const eventLogReads: Record<EventLog['table'], number> = { run_events: 0, experiment_events: 0 };
+
 /** One run's or experiment's events after `afterSeq`, oldest first. */
 export async function readEvents(db: Db, log: EventLog, tenantId: string, parentId: string, afterSeq: number, limit: number) {
+  eventLogReads[log.table]++;
   return withTenant(db, tenantId, (tx) =>
     tx
       .selectFrom(log.table)

@@ -7,6 +7,7 @@ import { Html, html } from '../oauth/html.js';
 import { experimentReport } from '../routes/experiments.js';
 import { consolePage, messagePage, time } from './layout.js';
 import { streamSnapshots } from './live.js';
+import { SharedSnapshots } from './shared-snapshot.js';
 import { answerText, currentWorkspaces, findInWorkspaces, sendStream, type SignedInRequest } from './request.js';
 
 /**
@@ -58,12 +59,15 @@ export async function streamExperiment(request: SignedInRequest): Promise<void> 
     subscribe: (wake) => deps.experimentEvents.subscribe(id, wake),
     // Each recomputation reads the whole report: a busy experiment is looked at about once a second.
     gatherMs: 1000,
-    next: async () => {
+    next: async (since) => {
       // Signed out, or no longer a member of the workspace: the stream ends.
       if (!(await currentWorkspaces(request, tenantId))) return { final: true };
-      const experiment = await withTenant(deps.db, tenantId, (tx) => findExperiment(tx, tenantId, id));
-      if (!experiment) return { data: { html: '<p class="empty">This experiment was deleted.</p>', final: true }, final: true };
-      const live = await renderLive(deps, experiment);
+      // The report is the same for every viewer of the experiment: computed once for those that woke together.
+      const live = await liveReports.get(`${tenantId}\u0000${id}`, since, async () => {
+        const experiment = await withTenant(deps.db, tenantId, (tx) => findExperiment(tx, tenantId, id));
+        return experiment && renderLive(deps, experiment);
+      });
+      if (!live) return { data: { html: '<p class="empty">This experiment was deleted.</p>', final: true }, final: true };
       if (live.html.text === sent && !live.final) return {};
       sent = live.html.text;
       return { data: { html: live.html.text, final: live.final }, final: live.final };
@@ -71,6 +75,8 @@ export async function streamExperiment(request: SignedInRequest): Promise<void> 
   });
   sendStream(ctx, reply);
 }
+
+const liveReports = new SharedSnapshots<{ html: Html; final: boolean } | undefined>();
 
 async function renderLive(deps: AppDeps, experiment: Experiment): Promise<{ html: Html; final: boolean }> {
   const report = await withTenant(deps.db, experiment.tenant_id, (tx) => experimentReport(tx, deps.finishedCells, experiment, true));

@@ -9,6 +9,7 @@ import { Html, html } from '../oauth/html.js';
 import type { Workspace } from '../oauth/users.js';
 import { consolePage, messagePage, time } from './layout.js';
 import { streamSnapshots } from './live.js';
+import { SharedSnapshots } from './shared-snapshot.js';
 import {
   answerText,
   currentWorkspaces,
@@ -76,12 +77,14 @@ export async function streamInbox(request: SignedInRequest): Promise<void> {
   const reply = streamSnapshots(ctx, {
     // Any run's event may be a question asked or answered in one of the workspaces: look again.
     subscribe: (wake) => deps.events.subscribeAll(wake),
-    next: async () => {
+    next: async (since) => {
       const workspaces = await currentWorkspaces(request);
       if (!workspaces) return { final: true };
       // A person removed from a workspace stops seeing its questions.
       const scopes = scope ? workspaces.filter((w) => w.id === scope.id) : workspaces;
-      const keys = await waitingQuestionKeys(deps.db, scopes);
+      // The same workspaces wait on the same questions for every viewer: read once for those that woke together.
+      const scopeKey = scopes.map((w) => w.id).sort().join(',');
+      const keys = await waitingKeys.get(scopeKey, since, () => waitingQuestionKeys(deps.db, scopes));
       if (shown && keys.length === shown.length && keys.every((k, i) => k.key === shown![i])) return {};
       const before = new Set(shown ?? []);
       const cards = await questionCards(deps.db, keys.filter((k) => !before.has(k.key)), workspaces.length > 1, request.page.csrfToken);
@@ -94,6 +97,8 @@ export async function streamInbox(request: SignedInRequest): Promise<void> {
   });
   sendStream(ctx, reply);
 }
+
+const waitingKeys = new SharedSnapshots<Awaited<ReturnType<typeof waitingQuestionKeys>>>();
 
 /** POST /console/runs/{id}/answer: answers the run's question, as POST /v1/runs/{id}/answer does. */
 export async function submitAnswer(request: SignedInRequest): Promise<void> {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type Koa from 'koa';
 import { isDatabaseUnreachable } from '../../db/errors.js';
 import type { Reply } from '../operation.js';
@@ -13,7 +14,8 @@ import { SSE_HEADERS } from '../sse.js';
 export interface SnapshotSource {
   /** Calls `wake` when something the view shows may have changed; answers the unsubscribe. */
   subscribe(wake: () => void): () => void;
-  next(): Promise<{ data?: unknown; final?: boolean }>;
+  /** `since`: when this wake-up began (performance.now()), for sharing with the streams that woke with it. */
+  next(since: number): Promise<{ data?: unknown; final?: boolean }>;
   /** How long a burst of notifications is gathered before the view is recomputed once; 250 ms by default. */
   gatherMs?: number;
 }
@@ -37,13 +39,14 @@ export function streamSnapshots(koa: Koa.Context, source: SnapshotSource): Reply
     let failingSince: number | undefined;
     while (!live.closed) {
       live.takeNews();
+      const since = performance.now();
       if (stream.writableLength > BACKLOG_LIMIT) {
         await live.waitForNews();
         continue;
       }
       let result: Awaited<ReturnType<SnapshotSource['next']>>;
       try {
-        result = await source.next();
+        result = await source.next(since);
         failingSince = undefined;
       } catch (err) {
         failingSince ??= Date.now();

@@ -2,11 +2,11 @@ import type { Db } from '../../db/database.js';
 import { answerPage } from '../oauth/authorize-endpoint.js';
 import { findAgent } from '../../db/agents.js';
 import { readRunEvents } from '../../db/run-events.js';
-import { findChildRun, findRun, findRunStatus, isTerminal, listRunsPage, TERMINAL_EVENTS } from '../../db/runs.js';
+import { findChildRun, findRun, listRunsPage } from '../../db/runs.js';
 import type { Run } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { html } from '../oauth/html.js';
-import { streamEventLog } from '../sse.js';
+import { runLog, streamEventLog } from '../sse.js';
 import { consolePage, messagePage, time } from './layout.js';
 import { answerText, currentWorkspaces, findInWorkspaces, sendStream, type SignedInRequest } from './request.js';
 import { timelineEntry, type ChildRuns } from './run-timeline.js';
@@ -68,21 +68,13 @@ export async function streamRun(request: SignedInRequest): Promise<void> {
   // session and the membership are checked again (at most once a second); when either is gone it ends.
   let revoked = false;
   let checkedAt = Date.now();
-  const reply = streamEventLog(ctx, runId, after, {
-    hub: deps.events,
-    read: async (afterSeq) => {
-      if (!revoked && Date.now() - checkedAt >= ACCESS_CHECK_MS) {
+  const reply = streamEventLog(ctx, after, runLog(deps, tenantId, runId), {
+    allowed: async () => {
+      if (Date.now() - checkedAt >= ACCESS_CHECK_MS) {
         revoked = !(await currentWorkspaces(request, tenantId));
         checkedAt = Date.now();
       }
-      return revoked ? [] : readRunEvents(deps.db, tenantId, runId, afterSeq);
-    },
-    endsAfter: async (event) =>
-      TERMINAL_EVENTS.has(event.type) || (event.type === 'run.paused' && (await withTenant(deps.db, tenantId, (tx) => findRunStatus(tx, tenantId, runId))) === 'paused'),
-    isOver: async () => {
-      if (revoked) return true;
-      const status = await withTenant(deps.db, tenantId, (tx) => findRunStatus(tx, tenantId, runId));
-      return status === undefined || isTerminal(status);
+      return !revoked;
     },
     frame: async (event) => {
       const entry = await timelineEntry(event, childRun);

@@ -618,9 +618,11 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
     const experiment = await tenant((tx) => experimentOr404(tx, caller.tenantId, params.id));
     const lastEventId = koa.get('Last-Event-ID');
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
-    return streamEventLog(koa, experiment.id, after, {
+    return streamEventLog(koa, after, {
       hub: deps.experimentEvents,
-      read: (afterSeq) => readExperimentEvents(deps.db, caller.tenantId, experiment.id, afterSeq),
+      tenantId: caller.tenantId,
+      id: experiment.id,
+      read: (afterSeq, limit) => readExperimentEvents(deps.db, caller.tenantId, experiment.id, afterSeq, limit),
       endsAfter: (event) => EXPERIMENT_TERMINAL_EVENTS.has(event.type),
       isOver: async () => {
         const current = await withTenant(deps.db, caller.tenantId, (tx) => findExperiment(tx, caller.tenantId, experiment.id));
