@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { AutoTokenizer, env } from '@huggingface/transformers';
 import {
   createEmbedder,
@@ -16,6 +15,7 @@ import type { BenchmarkResult } from './run.js';
 import { printTable, ratio, round2, sampledResult, wholeNumberFromEnv } from './sampled.js';
 import { sampleSentences, shuffled, realSentences } from './sentences.js';
 import { benchmarkWithSettings } from './with-settings.js';
+import { embedAll } from './embed-all.js';
 
 /**
  * The raw embedder: chunks/s of every all-MiniLM-L6-v2 ONNX weight variant installed in the models
@@ -241,24 +241,6 @@ function chunkTexts(count: number): string[] {
     texts.push(text);
   }
   return texts;
-}
-
-async function embedAll(pool: ReturnType<typeof createEmbedder>, texts: string[], size: number, lanes: number) {
-  const latencies: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  const lane = async () => {
-    while (next < texts.length) {
-      const batch = texts.slice(next, next + size);
-      next += size;
-      const start = performance.now();
-      const vectors = await pool.embed(batch);
-      latencies.push(performance.now() - start);
-      if (vectors.length !== batch.length) throw new Error(`the embedder answered ${vectors.length} vectors for ${batch.length} texts`);
-    }
-  };
-  await Promise.all(Array.from({ length: lanes }, lane));
-  return { latencies, wallMs: performance.now() - t0 };
 }
 
 async function referenceVectors(modelsRoot: string, texts: string[]): Promise<Float32Array[]> {

@@ -8,6 +8,7 @@ import type { BenchmarkResult } from './run.js';
 import { median, printTable, ratio, round2, sampledResult, wholeNumberFromEnv } from './sampled.js';
 import { shuffled, realSentences } from './sentences.js';
 import { benchmarkWithSettings } from './with-settings.js';
+import { embedAll } from './embed-all.js';
 
 /**
  * Knowledge ingestion: chunks embedded per second THROUGH THE PLATFORM, beside the raw embedder on the
@@ -112,7 +113,7 @@ async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
     cleanup.push(() => embedder.close());
     console.log(`[bench] raw embedder (before): warming up, then ${texts.length} chunk texts in batches of ${embedder.batchSize} (${embedder.threads} worker(s))...`);
     await embedder.embed(texts.slice(0, embedder.batchSize));
-    const rawBefore = await embedAll(embedder, texts);
+    const rawBefore = await embedAll(embedder, texts, embedder.batchSize, embedder.threads);
 
     // ---- platform ----
     const usage = watchEmbedder(sharedEmbedder());
@@ -144,7 +145,7 @@ async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
 
     // ---- raw embedder, after the platform ----
     console.log(`[bench] raw embedder (after): ${texts.length} chunk texts again...`);
-    const rawAfter = await embedAll(embedder, texts);
+    const rawAfter = await embedAll(embedder, texts, embedder.batchSize, embedder.threads);
     const raw = { latencies: [...rawBefore.latencies, ...rawAfter.latencies], wallMs: rawBefore.wallMs + rawAfter.wallMs };
     const rawChunksPerS = (2 * texts.length) / (raw.wallMs / 1000);
     const platformChunksPerS = platformChunks / (platformWallMs / 1000);
@@ -268,25 +269,6 @@ function watchEmbedder(target: WorkerEmbedder) {
   };
 }
 
-/** Texts in calls of one batch, one call per worker in flight; per-call latencies and the wall time. */
-async function embedAll(embedder: WorkerEmbedder, texts: string[]): Promise<{ latencies: number[]; wallMs: number }> {
-  const size = embedder.batchSize;
-  const latencies: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  const lane = async () => {
-    while (next < texts.length) {
-      const batch = texts.slice(next, next + size);
-      next += size;
-      const start = performance.now();
-      const vectors = await embedder.embed(batch);
-      latencies.push(performance.now() - start);
-      if (vectors.length !== batch.length) throw new Error(`the embedder answered ${vectors.length} vectors for ${batch.length} texts`);
-    }
-  };
-  await Promise.all(Array.from({ length: embedder.threads }, lane));
-  return { latencies, wallMs: performance.now() - t0 };
-}
 
 /** Polls the oldest unfinished document until every one is ready; a failed or stuck document fails the run. */
 async function waitReady(api: Api, docs: UploadedDoc[]): Promise<void> {
