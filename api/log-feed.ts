@@ -179,10 +179,12 @@ class LogFeed<E extends LoggedEvent> {
           // The end is written with its last event in one transaction: one more read has everything.
           const to = Math.min(...[...this.subscribers].map((s) => s.cursor));
           const rest = await this.retrying(() => this.log.read(to, PAGE));
+          // A full page may not be all of it (a subscriber from far back joined meanwhile): the next round reads on.
+          const toTheEnd = rest.length < PAGE;
           for (const subscriber of this.subscribers) {
             if (subscriber.cursor < to) continue; // joined meanwhile, further back: the next round
             subscriber.deliver(rest, to);
-            this.endSubscriber(subscriber);
+            if (toTheEnd) this.endSubscriber(subscriber);
           }
           continue;
         }

@@ -24,6 +24,8 @@ const DATABASE_GRACE_MS = 60_000;
  * exactly the rest from the log.
  */
 export const SLOW_CLIENT_LIMIT = 256 * 1024;
+/** How long a client may stay over SLOW_CLIENT_LIMIT before its stream ends. */
+export const SLOW_CLIENT_GRACE_MS = 10_000;
 
 export const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -126,8 +128,8 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, afterSeq
         }
         break;
       }
-      if (stream.writableLength + stream.readableLength > SLOW_CLIENT_LIMIT) {
-        console.warn(`[sse] stream of ${log.id} ended: the client is more than ${SLOW_CLIENT_LIMIT} bytes behind (it resumes with Last-Event-ID)`);
+      if (!(await readDownToLimit(stream, () => live.closed))) {
+        console.warn(`[sse] stream of ${log.id} ended: the client stayed more than ${SLOW_CLIENT_LIMIT} bytes behind for ${SLOW_CLIENT_GRACE_MS / 1000} s (it resumes with Last-Event-ID)`);
         break;
       }
       if (events.length === 0) await live.waitForNews();
@@ -137,6 +139,20 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, afterSeq
     .finally(() => live.end());
 
   return { status: 200, body: stream, headers: SSE_HEADERS };
+}
+
+/**
+ * Waits while the client has more than SLOW_CLIENT_LIMIT bytes unread, up to SLOW_CLIENT_GRACE_MS: a long
+ * backlog sent at once is over the limit until a reader at normal speed takes it (and the hosted chat
+ * page and MCP do not resume a cut stream), so only a client that stays behind is let go. False if it did.
+ */
+async function readDownToLimit(stream: NodeJS.ReadWriteStream & { writableLength: number; readableLength: number }, closed: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + SLOW_CLIENT_GRACE_MS;
+  while (stream.writableLength + stream.readableLength > SLOW_CLIENT_LIMIT) {
+    if (closed() || Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
 }
 
 /** An event as the API's streams send it. */

@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from './config.js';
 import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
-import { startTenantTransactionsInOneTrip } from './tenant-transaction.js';
+import { startingTenantTransactions } from './tenant-transaction.js';
 
 export type Db = Kysely<Database>;
 
@@ -35,8 +35,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     // client on release, so the next query opens a fresh connection.
     pool.on('error', (err) => console.error('[db] idle connection lost:', err.message));
     pool.on('connect', (client) => client.on('error', () => undefined));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    startTenantTransactionsInOneTrip(db);
+    const db = new Kysely<Database>({ dialect: startingTenantTransactions(new PostgresDialect({ pool })) });
     const listeners = new Set<PostgresListener>();
     return {
       db,

@@ -1,4 +1,5 @@
-import { CompiledQuery, sql, type Transaction } from 'kysely';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { CompiledQuery, sql, type DatabaseConnection, type Dialect, type Driver, type TransactionSettings, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
@@ -15,13 +16,12 @@ declare const tenantScoped: unique symbol;
  */
 export type TenantTx = Transaction<Database> & { readonly [tenantScoped]: true };
 
-/** Databases reached over node-postgres, which can start a tenant transaction in one round trip (below). */
-const overNodePostgres = new WeakSet<Db>();
-
-/** Called by openDatabase for a Postgres pool: `begin` and the tenant settings then go as one message. */
-export function startTenantTransactionsInOneTrip(db: Db): void {
-  overNodePostgres.add(db);
+/** The tenant `withTenant` is starting a transaction for, until a driver (or withTenant itself) has set it. */
+interface TenantStart {
+  tenantId: string;
+  applied: boolean;
 }
+const tenantStart = new AsyncLocalStorage<TenantStart>();
 
 /**
  * Runs `work` in a transaction that can see only `tenantId`'s rows.
@@ -30,33 +30,60 @@ export function startTenantTransactionsInOneTrip(db: Db): void {
  * row-level security policies compare against. Queries still filter by tenant themselves; this is the
  * second wall for the one that forgets.
  *
- * Round trips are what a plain request costs (docs/performance.md: a `GET /v1/agents` made six, the
- * query one of them), so the start takes one: `set_config('role', …, true)` is `set local role`, and on
- * Postgres `begin` travels with it as one simple-protocol message (two statements, hence the tenant id
- * as an escaped literal: that protocol takes no parameters). PGlite (in-process, no round trip to save,
- * and its driver runs transactions its own way) keeps Kysely's own transaction.
+ * Round trips are what a plain request costs (docs/performance.md: a `GET /v1/agents` made six, the query
+ * one of them), so both settings are one statement (`set_config('role', …, true)` is `set local role`),
+ * and over node-postgres `begin` carries it (`startingTenantTransactions`). It is Kysely's own
+ * transaction all the same, with its commit, rollback and guards.
  */
 export async function withTenant<T>(db: Db, tenantId: string, work: (tx: TenantTx) => Promise<T>): Promise<T> {
-  if (!overNodePostgres.has(db)) {
-    return db.transaction().execute(async (tx) => {
-      await sql`select set_config('role', ${TENANT_ROLE}, true), set_config('app.tenant_id', ${tenantId}, true)`.execute(tx);
-      return work(tx as TenantTx);
-    });
-  }
-  return db.connection().execute(async (connection) => {
-    // What Kysely's transaction().execute() does around its callback: commit, or roll back and rethrow
-    // (a failed start too: `begin` may have run). The handle is pinned to this one connection, which is
-    // all a Transaction is.
-    try {
-      await connection.executeQuery(
-        CompiledQuery.raw(`begin; select set_config('role', '${TENANT_ROLE}', true), set_config('app.tenant_id', ${pg.escapeLiteral(tenantId)}, true)`),
-      );
-      const result = await work(connection as unknown as TenantTx);
-      await connection.executeQuery(CompiledQuery.raw('commit'));
+  const start: TenantStart = { tenantId, applied: false };
+  return tenantStart.run(start, () =>
+    db.transaction().execute(async (tx) => {
+      const startedByDriver = start.applied;
+      if (!startedByDriver) await sql`select set_config('role', ${TENANT_ROLE}, true), set_config('app.tenant_id', ${tenantId}, true)`.execute(tx);
+      // A transaction the work starts itself is not this tenant's.
+      const result = await tenantStart.exit(() => work(tx as TenantTx));
+      // Kysely's node-postgres commit fails a transaction a statement aborted (the work may have caught the
+      // error); its PGlite commit does not notice: one more statement does, and costs no round trip there.
+      if (!startedByDriver) await sql`select 1`.execute(tx);
       return result;
-    } catch (err) {
-      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => undefined);
-      throw err;
-    }
-  });
+    }),
+  );
+}
+
+/**
+ * A node-postgres dialect whose `begin` for `withTenant` also sets the tenant: one simple-protocol message
+ * of two statements, hence the tenant id as an escaped literal (that protocol takes no parameters). Every
+ * other transaction begins as Kysely begins it.
+ */
+export function startingTenantTransactions(dialect: Dialect): Dialect {
+  return {
+    createAdapter: () => dialect.createAdapter(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createDriver: () => new TenantStartingDriver(dialect.createDriver()),
+  };
+}
+
+class TenantStartingDriver implements Driver {
+  constructor(private readonly driver: Driver) {}
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const start = tenantStart.getStore();
+    if (!start || start.applied || settings.accessMode || settings.isolationLevel) return this.driver.beginTransaction(connection, settings);
+    await connection.executeQuery(
+      CompiledQuery.raw(`begin; select set_config('role', '${TENANT_ROLE}', true), set_config('app.tenant_id', ${pg.escapeLiteral(start.tenantId)}, true)`),
+    );
+    start.applied = true;
+  }
+
+  init: Driver['init'] = (options) => this.driver.init(options);
+  acquireConnection: Driver['acquireConnection'] = (options) => this.driver.acquireConnection(options);
+  commitTransaction: Driver['commitTransaction'] = (connection) => this.driver.commitTransaction(connection);
+  rollbackTransaction: Driver['rollbackTransaction'] = (connection) => this.driver.rollbackTransaction(connection);
+  savepoint: Driver['savepoint'] = (connection, name, compile) => this.driver.savepoint!(connection, name, compile);
+  rollbackToSavepoint: Driver['rollbackToSavepoint'] = (connection, name, compile) => this.driver.rollbackToSavepoint!(connection, name, compile);
+  releaseSavepoint: Driver['releaseSavepoint'] = (connection, name, compile) => this.driver.releaseSavepoint!(connection, name, compile);
+  releaseConnection: Driver['releaseConnection'] = (connection, options) => this.driver.releaseConnection(connection, options);
+  destroy: Driver['destroy'] = (options) => this.driver.destroy(options);
 }

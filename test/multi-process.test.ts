@@ -178,7 +178,7 @@ describe('multi-process: two API processes and two workers on one Postgres', fun
       { text: 'The result is twelve, which I double checked.', delay_ms: 2000 },
     ], [tool]);
     const listenersBefore = await listenConnections();
-    expect(listenersBefore, 'LISTEN connections (two per API: runs and experiments)').to.equal(4);
+    expect(listenersBefore, 'LISTEN connections (three per API: runs, experiments, API-key revocations)').to.equal(6);
 
     // Ten runs, half started through each API. Each is followed by its starting stream, which stays
     // connected through the outage, and by a stream on the other API that hangs up as Postgres goes down

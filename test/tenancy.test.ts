@@ -76,4 +76,22 @@ describe('tenant isolation', () => {
     const role = await withTenant(db, b.tenantId, (tx) => sql<{ bypass: boolean }>`select rolbypassrls as bypass from pg_roles where rolname = current_user`.execute(tx));
     expect(role.rows[0]?.bypass).to.equal(false);
   });
+
+  it('fails a tenant transaction whose statement failed although its work caught the error, and writes nothing of it', async () => {
+    const { db } = testPlatform();
+    const name = `caught-${Date.now()}`;
+    let error: unknown;
+    try {
+      await withTenant(db, a.tenantId, async (tx) => {
+        await tx.insertInto('agents').values({ id: `agt_${name}`, tenant_id: a.tenantId, name, description: null }).execute();
+        await sql`select 1 / 0`.execute(tx).catch(() => undefined);
+        return 'done';
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error, 'withTenant answered as if it had committed').to.be.instanceOf(Error);
+    const left = await withTenant(db, a.tenantId, (tx) => tx.selectFrom('agents').select('id').where('name', '=', name).execute());
+    expect(left).to.have.length(0);
+  });
 });
