@@ -22,9 +22,10 @@ import { embedAll } from './embed-all.js';
  * POST /v1/knowledge/{kb}/documents `{title, text}`, and GET …/documents/{id} is polled until each is
  * `ready`. Uploads and the polling share the process with the platform, as a client on the same machine
  * would share its cores. Everything the platform does per document is inside the figure: the upload
- * request (JSON, Markdown decoding, the insert, the workflow start), the `convertDocument` workflow on
- * the `ingest` task queue, chunking, embedding (the process's shared embedder, 32 texts per call,
- * batched by the pool), the chunk inserts, and the status updates. Time runs from just before the first
+ * request (JSON, Markdown decoding, the insert; a text this small is chunked, embedded and marked ready
+ * within the request, larger uploads go through the `convertDocument` workflow on the `ingest` task queue),
+ * chunking, embedding (the process's shared embedder, up to 32 texts per call, batched by the pool), the
+ * chunk inserts, and the status updates. Time runs from just before the first
  * upload to the last document's `ready` (its `updated_at`, written by this process's clock); chunks/s =
  * the documents' `chunk_count` sum over that time. One document is ingested first, unmeasured, so the
  * embedding model is loaded and the workflow code warm.

@@ -1,4 +1,4 @@
-import { Html, html } from '../oauth/html.js';
+import { Html, html, pageHead } from '../oauth/html.js';
 import { signInForm } from '../oauth/pages.js';
 import type { Workspace } from '../oauth/users.js';
 import { CONSOLE_SCRIPT } from './client-script.js';
@@ -73,13 +73,7 @@ const STYLE = `
 function document(context: ConsolePageContext, title: string, head: Html, main: Html): string {
   return html`<!doctype html>
 <html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · agent-platform console</title>
-<style nonce="${context.nonce}">${new Html(STYLE)}</style>
-</head>
+${pageHead(`${title} · agent-platform console`, context.nonce, STYLE)}
 <body>
 ${head}
 ${main}

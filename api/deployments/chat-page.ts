@@ -1,4 +1,4 @@
-import { Html, html } from '../oauth/html.js';
+import { Html, html, pageHead } from '../oauth/html.js';
 import { CHAT_PAGE_SCRIPT } from './chat-page-script.js';
 
 /** The hosted chat page of a deployment (`/d/{slug}`), server-rendered; its script is CHAT_PAGE_SCRIPT. */
@@ -42,13 +42,7 @@ export function chatPage(page: ChatPage): string {
   const config = JSON.stringify({ slug: page.slug, agentId: page.agentId, key: page.publishableKey }).replace(/</g, '\\u003c');
   return html`<!doctype html>
 <html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${page.title}</title>
-<style nonce="${page.styleNonce}">${new Html(STYLE)}</style>
-</head>
+${pageHead(page.title, page.styleNonce, STYLE)}
 <body><main>
 <header><h1>${page.title}</h1><button class="link" id="restart" type="button">New conversation</button></header>
 <div id="log" aria-live="polite"></div>

@@ -28,3 +28,18 @@ function render(value: unknown): string {
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/**
+ * The `<head>` every page of the service shares (consent, invites, console, hosted chat): UTF-8, a mobile
+ * viewport, no referrer (links must not carry a page's address, which may hold a token), and the page's
+ * stylesheet under the nonce its Content-Security-Policy allows.
+ */
+export function pageHead(title: string, styleNonce: string, style: string): Html {
+  return html`<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<style nonce="${styleNonce}">${new Html(style)}</style>
+</head>`;
+}

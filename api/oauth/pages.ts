@@ -1,5 +1,5 @@
 import type { Client } from './clients.js';
-import { Html, html } from './html.js';
+import { Html, html, pageHead } from './html.js';
 import type { Workspace } from './users.js';
 
 /** The server-rendered pages of the authorize endpoint: sign-in, consent, and errors. */
@@ -30,13 +30,7 @@ const STYLE = `
 export function page(context: Pick<PageContext, 'styleNonce'>, title: string, body: Html): string {
   return html`<!doctype html>
 <html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · agent-platform</title>
-<style nonce="${context.styleNonce}">${new Html(STYLE)}</style>
-</head>
+${pageHead(`${title} · agent-platform`, context.styleNonce, STYLE)}
 <body><main>
 ${body}
 </main></body>
