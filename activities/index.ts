@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps.js';
+import { embeddingActivities } from './embedding/activities.js';
 import { evalActivities } from './evals/activities.js';
 import { guardrailActivities } from './guardrails/activities.js';
 import { healthActivities } from './health/activities.js';
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...toolActivities(deps),
     ...guardrailActivities(deps),
     ...knowledgeActivities(deps),
+    ...embeddingActivities(deps),
     ...evalActivities(deps),
     ...scheduleActivities(deps),
     ...webhookActivities(deps),

@@ -1,5 +1,7 @@
+import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
+import type { EmbeddedBy, StoredEmbedding } from './stored-embedding.js';
 import type { TenantTx } from './tenant-transaction.js';
 
 /**
@@ -12,13 +14,6 @@ export interface Memory {
   content: string;
   created_at: Date;
   updated_at: Date;
-}
-
-/** How a memory's content was embedded: pgvector's text form, and the model and dtype that made it. */
-export interface StoredEmbedding {
-  embedding: string;
-  embedding_model: string;
-  embedding_dtype: string;
 }
 
 const MEMORY_COLUMNS = ['id', 'content', 'created_at', 'updated_at'] as const;
@@ -55,4 +50,41 @@ export async function updateMemoryById(tx: TenantTx, tenantId: string, memoryId:
 export async function deleteMemoryById(tx: TenantTx, tenantId: string, memoryId: string): Promise<boolean> {
   const deleted = await tx.deleteFrom('memories').where('id', '=', memoryId).where('tenant_id', '=', tenantId).returning('id').executeTakeFirst();
   return deleted !== undefined;
+}
+
+/** A memory whose vector other weights made, as read for re-embedding. */
+export interface MemoryToReembed extends EmbeddedBy {
+  id: string;
+  content: string;
+}
+
+/**
+ * Every tenant's memories (the owner role, past row-level security) with ids after `afterId` whose
+ * vectors `weights` did not make, in id order: the re-embedding walks the table once by id.
+ */
+export async function findMemoriesEmbeddedOtherwise(db: Db, weights: EmbeddedBy, afterId: string, limit: number): Promise<MemoryToReembed[]> {
+  return db
+    .selectFrom('memories')
+    .select(['id', 'content', 'embedding_model', 'embedding_dtype'])
+    .where('id', '>', afterId)
+    .where((eb) => eb.or([eb('embedding_model', '<>', weights.embedding_model), eb('embedding_dtype', '<>', weights.embedding_dtype)]))
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Stores the memory's new vector, unless the memory changed since it was read (rewritten, deleted or
+ * re-embedded already): then the newer write stands. Whether it was stored.
+ */
+export async function replaceMemoryEmbedding(db: Db, read: MemoryToReembed, embedded: StoredEmbedding): Promise<boolean> {
+  const updated = await db
+    .updateTable('memories')
+    .set(embedded)
+    .where('id', '=', read.id)
+    .where('content', '=', read.content)
+    .where('embedding_model', '=', read.embedding_model)
+    .where('embedding_dtype', '=', read.embedding_dtype)
+    .executeTakeFirst();
+  return updated.numUpdatedRows > 0n;
 }

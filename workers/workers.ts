@@ -8,6 +8,7 @@ import { secretKeyringFromEnv } from '../activities/secrets/secrets-key.js';
 import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
+import { startReembeddingWhenNeeded } from './reembedding.js';
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
@@ -93,6 +94,8 @@ export async function startWorkers(options: {
     ),
   );
   const running = workers.map((worker) => worker.run());
+  // Searches skip vectors of other weights until they are re-embedded; a failure here only delays that.
+  await startReembeddingWhenNeeded(options.db, temporal, sharedEmbedder()).catch((err) => console.error('[worker] could not start the re-embedding:', err));
   return {
     async shutdown() {
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();

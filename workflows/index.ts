@@ -6,5 +6,6 @@ export { deliverWebhook } from './deliver-webhook.js';
 export { experiment } from './experiment.js';
 export { experimentCell } from './experiment-cell.js';
 export { ping } from './ping.js';
+export { reembedVectors } from './reembed-vectors.js';
 export { replayRun } from './replay-run.js';
 export { scheduledRun } from './scheduled-run.js';

@@ -1,6 +1,6 @@
 /**
- * Text embeddings: all-MiniLM-L6-v2 (onnx-community ONNX export, `q4` weights), 384 dimensions, mean
- * pooling, L2-normalized, computed in worker processes so the event loop stays free (pool.ts says why
+ * Text embeddings: all-MiniLM-L6-v2 (ONNX, `int8` weights, onnx-community's tokenizer), 384 dimensions,
+ * mean pooling, L2-normalized, computed in worker processes so the event loop stays free (pool.ts says why
  * not worker threads: onnxruntime-node 1.21 cannot run in more than one thread per process).
  *
  * - `sharedEmbedder()` — the process-wide embedder (lazy; configured from the environment). Activities

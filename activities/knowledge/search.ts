@@ -1,8 +1,9 @@
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { cosineDistance, toSql } from 'pgvector/kysely';
 import type { Db } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
 import { findDocumentMarkdown, setDocumentChunkCount } from '../../db/documents.js';
-import { newId } from '../../db/ids.js';
+import { replaceDocumentChunks } from '../../db/chunks.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { chunkMarkdown } from '../chunking/index.js';
 import type { Embedder } from '../embedding/index.js';
@@ -55,34 +56,22 @@ export async function embedDocument(db: Db, embedder: Embedder, tenantId: string
     vectors.push(...batch.map((v) => toSql(Array.from(v))!));
     beat();
   }
+  const embeddedBy = { embedding_model: embedder.modelId, embedding_dtype: embedder.dtype };
   await withTenant(db, tenantId, async (tx) => {
-    await tx.deleteFrom('chunks').where('document_id', '=', documentId).execute();
-    if (chunks.length) {
-      await tx
-        .insertInto('chunks')
-        .values(
-          chunks.map((chunk, i) => ({
-            id: newId('chk'),
-            tenant_id: tenantId,
-            kb_id: doc.kb_id,
-            document_id: documentId,
-            index: chunk.index,
-            content: chunk.content,
-            heading_path: JSON.stringify(chunk.headingPath),
-            embedding: vectors[i]!,
-            embedding_model: embedder.modelId,
-            embedding_dtype: embedder.dtype,
-          })),
-        )
-        .execute();
-    }
+    await replaceDocumentChunks(
+      tx,
+      tenantId,
+      doc.kb_id,
+      documentId,
+      chunks.map((chunk, i) => ({ index: chunk.index, content: chunk.content, headingPath: chunk.headingPath, embedded: { embedding: vectors[i]!, ...embeddedBy } })),
+    );
     await setDocumentChunkCount(tx, tenantId, documentId, chunks.length);
   });
   return chunks.length;
 }
 
 /** The heading path gives a chunk its context: "Install > Linux" says what a bare command list is about. */
-function embeddingText(headingPath: string[], content: string): string {
+export function embeddingText(headingPath: string[], content: string): string {
   return headingPath.length ? `${headingPath.join(' > ')}\n\n${content}` : content;
 }
 
@@ -101,12 +90,19 @@ export async function searchKnowledge(db: Db, embedder: Embedder, tenantId: stri
         .innerJoin('documents', 'documents.id', 'chunks.document_id')
         .innerJoin('knowledge_bases', 'knowledge_bases.id', 'chunks.kb_id')
         .select(['chunks.id', 'chunks.content', 'chunks.document_id', 'chunks.heading_path', 'documents.title', 'knowledge_bases.name as kb', distance.as('distance')])
-        .where('chunks.tenant_id', '=', tenantId);
+        .where('chunks.tenant_id', '=', tenantId)
+        .$call(madeBy(embedder));
     // The nearest chunks are found in `chunks` alone and joined afterwards. With the joins in the same
     // query the planner multiplies the document's and the knowledge base's selectivities (which are not
     // independent), expects a few dozen rows, and sorts the whole tenant exactly instead of walking the
     // HNSW index: bench/search.ts saw it at 100k chunks once the database held other tenants' documents.
-    let ids = tx.selectFrom('chunks').select(['chunks.id', distance.as('distance')]).where('chunks.tenant_id', '=', tenantId).orderBy(distance).limit(q.k);
+    let ids = tx
+      .selectFrom('chunks')
+      .select(['chunks.id', distance.as('distance')])
+      .where('chunks.tenant_id', '=', tenantId)
+      .$call(madeBy(embedder))
+      .orderBy(distance)
+      .limit(q.k);
     if (q.kbId) ids = ids.where('chunks.kb_id', '=', q.kbId);
     const nearest = base().innerJoin(ids.as('nearest'), 'nearest.id', 'chunks.id').orderBy('nearest.distance');
     const hits = (await nearest.execute()).map((row) => hit(row, 'vector'));
@@ -118,6 +114,16 @@ export async function searchKnowledge(db: Db, embedder: Embedder, tenantId: stri
     const graphHits = (await base().where('chunks.id', 'in', extra).execute()).map((row) => hit(row, 'graph'));
     return [...hits, ...graphHits].sort((a, b) => b.similarity - a.similarity).slice(0, q.k + graphHits.length);
   });
+}
+
+/**
+ * Only chunks embedded by this embedder's weights: a vector made by other weights lives in another space,
+ * and its distance to the query means nothing. Such chunks are found again once the `reembedVectors`
+ * workflow has re-embedded them (activities/embedding/reembed.ts).
+ */
+function madeBy(embedder: Embedder) {
+  return <QB extends SelectQueryBuilder<Database, 'chunks', object>>(qb: QB): QB =>
+    qb.where('chunks.embedding_model', '=', embedder.modelId).where('chunks.embedding_dtype', '=', embedder.dtype) as QB;
 }
 
 function hit(

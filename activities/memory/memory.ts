@@ -51,6 +51,10 @@ export async function searchMemory(db: Db, embedder: Embedder, tenantId: string,
       .selectFrom('memories')
       .select(['id', 'content', distance.as('distance')])
       .where('tenant_id', '=', tenantId)
+      // Only memories embedded by these weights: another model's vectors do not compare (they are
+      // re-embedded by the `reembedVectors` workflow, activities/embedding/reembed.ts).
+      .where('embedding_model', '=', embedder.modelId)
+      .where('embedding_dtype', '=', embedder.dtype)
       .orderBy(distance)
       .limit(k)
       .execute();

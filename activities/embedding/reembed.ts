@@ -1,0 +1,68 @@
+import { toSql } from 'pgvector/kysely';
+import { findChunksEmbeddedOtherwise, replaceChunkEmbedding } from '../../db/chunks.js';
+import type { Db } from '../../db/database.js';
+import { findMemoriesEmbeddedOtherwise, replaceMemoryEmbedding } from '../../db/memories.js';
+import type { EmbeddedBy, StoredEmbedding } from '../../db/stored-embedding.js';
+import { embeddingText } from '../knowledge/search.js';
+import { REEMBED_TABLES, type ReembedCursor } from '../../workflows/reembed-vectors-api.js';
+import type { Embedder } from './pool.js';
+
+/**
+ * Re-embedding: vectors made by other weights than the embedder's (the platform's earlier q4 weights, or
+ * a later change of model) are another space, which searches skip; these steps embed their text again
+ * with the current weights, a batch at a time, for the `reembedVectors` workflow.
+ *
+ * The walk goes through `memories`, then `chunks`, each once in id order, across every tenant (a vector
+ * depends on its text only). Each row is written only if it still holds what was read, so a memory
+ * rewritten meanwhile keeps its newer vector, and a retried batch redoes nothing it finished.
+ */
+
+export interface ReembedBatchResult {
+  /** Rows given a vector of the current weights. */
+  reembedded: number;
+  /** Where the next batch starts; null when both tables have been walked. */
+  next: ReembedCursor | null;
+}
+
+function weightsOf(embedder: Embedder): EmbeddedBy {
+  return { embedding_model: embedder.modelId, embedding_dtype: embedder.dtype };
+}
+
+/** Re-embeds up to `limit` rows after the cursor whose vectors other weights made. */
+export async function reembedBatch(db: Db, embedder: Embedder, cursor: ReembedCursor, limit: number): Promise<ReembedBatchResult> {
+  const weights = weightsOf(embedder);
+  const rows = cursor.table === 'memories' ? await memoriesToReembed(db, weights, cursor.afterId, limit) : await chunksToReembed(db, weights, cursor.afterId, limit);
+  let reembedded = 0;
+  if (rows.length) {
+    const vectors = await embedder.embed(rows.map((row) => row.text));
+    for (const [i, row] of rows.entries()) {
+      if (await row.store({ embedding: toSql(Array.from(vectors[i]!))!, ...weights })) reembedded++;
+    }
+  }
+  if (rows.length === limit) return { reembedded, next: { table: cursor.table, afterId: rows.at(-1)!.id } };
+  const following = REEMBED_TABLES[REEMBED_TABLES.indexOf(cursor.table) + 1];
+  return { reembedded, next: following ? { table: following, afterId: '' } : null };
+}
+
+/** A row to re-embed: its id, the text its vector is made from, and how to store the new vector. */
+interface RowToReembed {
+  id: string;
+  text: string;
+  store: (embedded: StoredEmbedding) => Promise<boolean>;
+}
+
+async function memoriesToReembed(db: Db, weights: EmbeddedBy, afterId: string, limit: number): Promise<RowToReembed[]> {
+  const memories = await findMemoriesEmbeddedOtherwise(db, weights, afterId, limit);
+  return memories.map((memory) => ({ id: memory.id, text: memory.content, store: (embedded) => replaceMemoryEmbedding(db, memory, embedded) }));
+}
+
+async function chunksToReembed(db: Db, weights: EmbeddedBy, afterId: string, limit: number): Promise<RowToReembed[]> {
+  const chunks = await findChunksEmbeddedOtherwise(db, weights, afterId, limit);
+  return chunks.map((chunk) => ({ id: chunk.id, text: embeddingText(chunk.heading_path, chunk.content), store: (embedded) => replaceChunkEmbedding(db, chunk, embedded) }));
+}
+
+/** Whether any stored vector was made by other weights than the embedder's (the workers' start-up check). */
+export async function hasVectorsEmbeddedOtherwise(db: Db, embedder: Embedder): Promise<boolean> {
+  const weights = weightsOf(embedder);
+  return (await findMemoriesEmbeddedOtherwise(db, weights, '', 1)).length > 0 || (await findChunksEmbeddedOtherwise(db, weights, '', 1)).length > 0;
+}
