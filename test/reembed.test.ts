@@ -4,8 +4,10 @@ import { toSql } from 'pgvector/kysely';
 import { createEmbedder, EMBEDDING_DTYPE, EMBEDDING_MODEL_ID, sharedEmbedder, type WorkerEmbedder } from '../activities/embedding/index.js';
 import { embeddingText } from '../activities/knowledge/search.js';
 import { writeMemory } from '../activities/memory/memory.js';
+import { hasVectorsEmbeddedOtherwise, reembedBatch } from '../activities/embedding/reembed.js';
+import { findChunksEmbeddedOtherwise, replaceChunkEmbedding } from '../db/chunks.js';
 import { findMemoriesEmbeddedOtherwise, replaceMemoryEmbedding } from '../db/memories.js';
-import { REEMBED_VECTORS_TASK_QUEUE, REEMBED_VECTORS_WORKFLOW_TYPE, reembedVectorsWorkflowId } from '../workflows/reembed-vectors-api.js';
+import { REEMBED_START, REEMBED_VECTORS_TASK_QUEUE, REEMBED_VECTORS_WORKFLOW_TYPE, reembedVectorsWorkflowId } from '../workflows/reembed-vectors-api.js';
 import type { reembedVectors } from '../workflows/reembed-vectors.js';
 import { call, newTenant } from './support/api.js';
 import { settledDocument } from './support/documents.js';
@@ -76,7 +78,9 @@ describe('re-embedding vectors made by other weights', function () {
   /** Each row's weights, and its vector against a fresh embedding of its text with the current weights. */
   async function expectCurrent(memoryIds: string[], chunkIds: string[]) {
     const db = testPlatform().db;
-    const memories = await db.selectFrom('memories').select(['content', 'embedding_model', 'embedding_dtype', sql<string>`embedding::text`.as('vector')]).where('id', 'in', memoryIds).execute();
+    const memories = memoryIds.length
+      ? await db.selectFrom('memories').select(['content', 'embedding_model', 'embedding_dtype', sql<string>`embedding::text`.as('vector')]).where('id', 'in', memoryIds).execute()
+      : [];
     const chunks = chunkIds.length
       ? await db
           .selectFrom('chunks')
@@ -99,6 +103,7 @@ describe('re-embedding vectors made by other weights', function () {
     const updatedBefore = await db.selectFrom('memories').select(['id', 'updated_at']).where('id', 'in', old.memoryIds).orderBy('id').execute();
 
     // Compared with a query of the int8 space, a q4 vector's distance means nothing: such rows are not hits.
+    expect(await hasVectorsEmbeddedOtherwise(db, sharedEmbedder()), 'the start-up check sees them').to.equal(true);
     const before = await searches(old.key);
     expect(before.memories, 'memories of other weights are not compared').to.deep.equal([]);
     expect(before.chunks, 'chunks of other weights are not compared').to.deep.equal([]);
@@ -108,13 +113,14 @@ describe('re-embedding vectors made by other weights', function () {
     const reembedded = await testPlatform().temporal.workflow.execute<typeof reembedVectors>(REEMBED_VECTORS_WORKFLOW_TYPE, {
       taskQueue: REEMBED_VECTORS_TASK_QUEUE,
       workflowId,
-      args: [{ batchSize: 2, batchesPerRun: 2 }],
+      args: [{ weights: CURRENT, batchSize: 2, batchesPerRun: 2 }],
     });
-    expect(reembedded).to.equal(old.memoryIds.length + old.chunkIds.length);
+    expect(reembedded).to.be.at.least(old.memoryIds.length + old.chunkIds.length);
     const history = await testPlatform().temporal.workflow.getHandle(workflowId).fetchHistory();
     expect(history.events![0]!.workflowExecutionStartedEventAttributes!.continuedExecutionRunId, 'the last run continued an earlier one').to.be.a('string').and.not.empty;
 
     await expectCurrent(old.memoryIds, old.chunkIds);
+    expect(await hasVectorsEmbeddedOtherwise(db, sharedEmbedder()), 'and then finds none').to.equal(false);
     const updatedAfter = await db.selectFrom('memories').select(['id', 'updated_at']).where('id', 'in', old.memoryIds).orderBy('id').execute();
     expect(updatedAfter, 're-embedding does not change what a memory says').to.deep.equal(updatedBefore);
 
@@ -152,5 +158,26 @@ describe('re-embedding vectors made by other weights', function () {
     await expectCurrent([memory.id], []);
     const hits = (await call('POST', '/v1/memory/search', { key: tenant.key, body: { query: 'when do I see the dentist?', k: 1 } })).body.hits;
     expect(hits[0].id).to.equal(memory.id);
+  });
+
+  it('a chunk re-embedded since it was read is not written again; a worker with other weights takes no batch', async () => {
+    const old = await workspaceWithOldVectors('reembed-chunk');
+    const db = testPlatform().db;
+    const [read] = (await findChunksEmbeddedOtherwise(db, CURRENT, '', 1000)).filter((c) => c.id === old.chunkIds[0]);
+    expect(read).to.include({ embedding_dtype: OLD_DTYPE });
+    const refused = await reembedBatch(db, oldEmbedder, CURRENT, REEMBED_START, 10).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(refused?.message, 'a q4 worker refuses the int8 walk').to.match(/embeds with .* q4, not .* int8/);
+
+    await testPlatform().temporal.workflow.execute<typeof reembedVectors>(REEMBED_VECTORS_WORKFLOW_TYPE, {
+      taskQueue: REEMBED_VECTORS_TASK_QUEUE,
+      workflowId: `reembed-chunk-test-${Date.now()}`,
+      args: [{ weights: CURRENT }],
+    });
+    const [wrong] = await oldEmbedder.embed(['something else entirely']);
+    expect(await replaceChunkEmbedding(db, read!, { embedding: toSql(Array.from(wrong!))!, ...CURRENT }), 'the stale read is dropped').to.equal(false);
+    await expectCurrent([], old.chunkIds);
   });
 });

@@ -13,11 +13,12 @@ import { REEMBED_VECTORS_TASK_QUEUE, REEMBED_VECTORS_WORKFLOW_TYPE, reembedVecto
  */
 export async function startReembeddingWhenNeeded(db: Db, temporal: Client, embedder: Embedder): Promise<WorkflowHandle<typeof reembedVectors> | undefined> {
   if (!(await hasVectorsEmbeddedOtherwise(db, embedder))) return undefined;
-  const workflowId = reembedVectorsWorkflowId({ embedding_model: embedder.modelId, embedding_dtype: embedder.dtype });
+  const weights = { embedding_model: embedder.modelId, embedding_dtype: embedder.dtype };
+  const workflowId = reembedVectorsWorkflowId(weights);
   const handle = await temporal.workflow.start<typeof reembedVectors>(REEMBED_VECTORS_WORKFLOW_TYPE, {
     taskQueue: REEMBED_VECTORS_TASK_QUEUE,
     workflowId,
-    args: [{}],
+    args: [{ weights }],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
   console.log(`[worker] vectors made by other weights found: re-embedding them with ${embedder.modelId} ${embedder.dtype} (workflow ${workflowId})`);

@@ -26,10 +26,16 @@ export interface ReembedCursor {
 export const REEMBED_START: ReembedCursor = { table: REEMBED_TABLES[0], afterId: '' };
 
 export interface ReembedVectorsInput {
+  /**
+   * The weights to re-embed with: only a worker whose embedder has them takes a batch (in a fleet that
+   * is being upgraded, the others' attempts fail and are retried elsewhere).
+   */
+  weights: EmbeddedBy;
   /** Where to go on from (a continued run); from the start of the first table when absent. */
   cursor?: ReembedCursor;
-  /** Rows re-embedded by the runs before this one (carried across continue-as-new). */
+  /** Rows re-embedded by the runs before this one, and by the current pass (carried across continue-as-new). */
   reembeddedBefore?: number;
+  reembeddedThisPass?: number;
   /** Rows per activity (default 32: a few seconds of embedding). */
   batchSize?: number;
   /** Batches per workflow run before it continues as new, keeping its history short (default 200). */

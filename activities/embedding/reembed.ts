@@ -1,7 +1,7 @@
 import { toSql } from 'pgvector/kysely';
-import { findChunksEmbeddedOtherwise, replaceChunkEmbedding } from '../../db/chunks.js';
+import { findChunksEmbeddedOtherwise, hasChunksEmbeddedOtherwise, replaceChunkEmbedding } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
-import { findMemoriesEmbeddedOtherwise, replaceMemoryEmbedding } from '../../db/memories.js';
+import { findMemoriesEmbeddedOtherwise, hasMemoriesEmbeddedOtherwise, replaceMemoryEmbedding } from '../../db/memories.js';
 import type { EmbeddedBy, StoredEmbedding } from '../../db/stored-embedding.js';
 import { embeddingText } from '../knowledge/search.js';
 import { REEMBED_TABLES, type ReembedCursor } from '../../workflows/reembed-vectors-api.js';
@@ -28,9 +28,15 @@ function weightsOf(embedder: Embedder): EmbeddedBy {
   return { embedding_model: embedder.modelId, embedding_dtype: embedder.dtype };
 }
 
-/** Re-embeds up to `limit` rows after the cursor whose vectors other weights made. */
-export async function reembedBatch(db: Db, embedder: Embedder, cursor: ReembedCursor, limit: number): Promise<ReembedBatchResult> {
+/**
+ * Re-embeds with `target` up to `limit` rows after the cursor whose vectors other weights made. Throws
+ * (a retryable failure, for another worker) when this process's embedder has other weights than `target`.
+ */
+export async function reembedBatch(db: Db, embedder: Embedder, target: EmbeddedBy, cursor: ReembedCursor, limit: number): Promise<ReembedBatchResult> {
   const weights = weightsOf(embedder);
+  if (weights.embedding_model !== target.embedding_model || weights.embedding_dtype !== target.embedding_dtype) {
+    throw new Error(`this worker embeds with ${weights.embedding_model} ${weights.embedding_dtype}, not ${target.embedding_model} ${target.embedding_dtype}`);
+  }
   const rows = cursor.table === 'memories' ? await memoriesToReembed(db, weights, cursor.afterId, limit) : await chunksToReembed(db, weights, cursor.afterId, limit);
   let reembedded = 0;
   if (rows.length) {
@@ -64,5 +70,5 @@ async function chunksToReembed(db: Db, weights: EmbeddedBy, afterId: string, lim
 /** Whether any stored vector was made by other weights than the embedder's (the workers' start-up check). */
 export async function hasVectorsEmbeddedOtherwise(db: Db, embedder: Embedder): Promise<boolean> {
   const weights = weightsOf(embedder);
-  return (await findMemoriesEmbeddedOtherwise(db, weights, '', 1)).length > 0 || (await findChunksEmbeddedOtherwise(db, weights, '', 1)).length > 0;
+  return (await hasMemoriesEmbeddedOtherwise(db, weights)) || (await hasChunksEmbeddedOtherwise(db, weights));
 }

