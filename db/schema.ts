@@ -570,6 +570,16 @@ export interface RunHistoriesTable {
   created_at: CreatedAt;
 }
 
+/** Runs whose history the archiver has still to copy (db/run-history-queue.ts). */
+export interface RunHistoryQueueTable {
+  run_id: string;
+  tenant_id: string;
+  queued_at: CreatedAt;
+  attempts: ColumnType<number, never, number>;
+  last_error: ColumnType<string | null, never, string | null>;
+  next_attempt_at: ColumnType<Date, never, Date>;
+}
+
 export interface RateLimitHitsTable {
   tenant_id: string;
   key_id: string;
@@ -806,6 +816,7 @@ export interface Database {
   run_events: RunEventsTable;
   run_steps: RunStepsTable;
   run_histories: RunHistoriesTable;
+  run_history_queue: RunHistoryQueueTable;
   rate_limit_hits: RateLimitHitsTable;
   prompts: PromptsTable;
   prompt_versions: PromptVersionsTable;

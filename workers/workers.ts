@@ -9,6 +9,7 @@ import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
 import { startReembeddingWhenNeeded } from './reembedding.js';
+import { ensureRunHistoryArchiver } from './run-history-archiver.js';
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
@@ -94,6 +95,8 @@ export async function startWorkers(options: {
     ),
   );
   const running = workers.map((worker) => worker.run());
+  // Finished runs wait in Postgres for their histories to be archived; without the archiver they only wait.
+  await ensureRunHistoryArchiver(temporal).catch((err) => console.error('[worker] could not start the run-history archiver:', err));
   // Searches skip vectors of other weights until they are re-embedded; a failure here only delays that.
   await startReembeddingWhenNeeded(options.db, temporal, sharedEmbedder()).catch((err) => console.error('[worker] could not start the re-embedding:', err));
   return {

@@ -88,7 +88,7 @@ interface PendingQuestion {
  * One agent run. For each node of the graph, in order: a model turn, then each tool it asked for, then
  * the next model turn with the results, until the model answers with text; that text is the next node's
  * input, and the last node's the run's output. `ask_human` pauses the run until the `answer` update.
- * However the run ends, it records the end and hands its history to `archiveRunHistory`.
+ * However the run ends, it records the end, which queues its history for the `runHistoryArchiver`.
  *
  * The run's state lives in `AgentRun`; this function only wires the messages to it.
  */
@@ -383,6 +383,9 @@ class AgentRun {
 
   private async finish(end: Omit<FinishInput, keyof RunRef | 'turns'>): Promise<void> {
     await this.books.finishRun({ ...this.ref, ...end, turns: this.turns });
+    // finishRun queued the history for the archiver (activities/runs/history.ts); runs started before
+    // the queue archive it with a child of their own, as their histories say.
+    if (patched('history-queue')) return;
     await startChild(archiveRunHistory, {
       workflowId: archiveRunHistoryWorkflowId(this.ref.runId),
       taskQueue: workflowInfo().taskQueue,

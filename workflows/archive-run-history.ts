@@ -5,7 +5,7 @@ import { BOOKKEEPING_RETRY } from './bookkeeping-retry.js';
 
 const { storeRunHistory } = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: BOOKKEEPING_RETRY });
 
-/** Started by a run as it ends (and left running when it closes): stores the run's whole history in Postgres. */
+/** Started by a run from before the history queue as it ends (and left running when it closes): stores the run's whole history in Postgres. */
 export async function archiveRunHistory(ref: RunRef): Promise<number> {
   return storeRunHistory(ref);
 }

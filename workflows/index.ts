@@ -7,5 +7,6 @@ export { experiment } from './experiment.js';
 export { experimentCell } from './experiment-cell.js';
 export { ping } from './ping.js';
 export { reembedVectors } from './reembed-vectors.js';
+export { runHistoryArchiver } from './run-history-archiver.js';
 export { replayRun } from './replay-run.js';
 export { scheduledRun } from './scheduled-run.js';

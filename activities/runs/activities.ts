@@ -1,5 +1,5 @@
 import type { ActivityDeps } from '../deps.js';
-import { storeRunHistory } from './history.js';
+import { archiveQueuedHistories, storeRunHistory } from './history.js';
 import { replayRunHistory } from './replay.js';
 import { beginRun, finishRun, pauseRun, resumeRun } from './lifecycle.js';
 import { recordSkillUse } from './skill-uses.js';
@@ -39,6 +39,7 @@ export function runActivities({ db, temporal, workflowBundle }: ActivityDeps) {
     /** A subagent tool's call: begins its step and records the child run the workflow then starts. */
     startSubagentRun: (step: StepInput) => startSubagentRun(db, step),
     storeRunHistory: (ref: RunRef) => storeRunHistory(db, temporal, ref),
+    archiveQueuedHistories: () => archiveQueuedHistories(db, temporal),
     /** The `replayRun` workflow's one step, on the `replays` queue. */
     replayRunHistory: (ref: ReplayRunInput) => replayRunHistory(db, workflowBundle, ref),
   };

@@ -3,6 +3,7 @@ import { Decimal } from 'decimal.js';
 import type { Db } from '../../db/database.js';
 import { findAgentVersion } from '../../db/agents.js';
 import { appendRunEvents } from '../../db/run-events.js';
+import { queueRunHistory } from '../../db/run-history-queue.js';
 import { listProviderPrices } from '../../db/provider-connections.js';
 import { findRun, listChildRunUsage, markRunPaused, markRunResumed, markRunRunning, recordRunEnd } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
@@ -63,7 +64,7 @@ export async function resumeRun(db: Db, ref: RunRef & { questionId: string; answ
   });
 }
 
-/** The end: status, output or error, usage and exact cost, duration, and the terminal event. */
+/** The end: status, output or error, usage and exact cost, duration, the terminal event, and the history queued for archiving. */
 export async function finishRun(db: Db, finish: FinishInput): Promise<void> {
   await withTenant(db, finish.tenantId, async (tx) => {
     // Priced as the workspace's provider connections say now, at the run's end.
@@ -86,6 +87,8 @@ export async function finishRun(db: Db, finish: FinishInput): Promise<void> {
           ? { error: finish.error, usage: fullUsage }
           : { usage: fullUsage };
     await appendRunEvents(tx, finish.tenantId, finish.runId, [{ type: `run.${finish.status}`, dedupeKey: 'run.end', data }]);
+    // The archiver copies the history once the workflow has closed (activities/runs/history.ts).
+    await queueRunHistory(tx, finish.tenantId, finish.runId);
     await crashPoint('finish-run.before-commit', finish);
   });
   await crashPoint('finish-run.after-commit', finish);

@@ -88,8 +88,8 @@ export function decisionTurn(model: string): ModelTurnUsage {
 /**
  * Every bookkeeping activity the workflow calls on its way, answering `plan` and otherwise doing nothing;
  * a test overrides the ones it is about. `startRun` is left out on purpose: only replays of histories
- * older than `beginRun` may ask for it. `storeRunHistory` serves the run's archiving child, which runs on
- * the run's task queue: the test's.
+ * older than `beginRun` may ask for it. `storeRunHistory` serves the archiving child that replays of
+ * histories older than the archive queue start, on the run's task queue: the test's.
  */
 export function bookkeepingMocks(plan: RunPlan): MockActivities {
   return {
