@@ -12,8 +12,8 @@ import type { Embedder } from './pool.js';
  * a later change of model) are another space, which searches skip; these steps embed their text again
  * with the current weights, a batch at a time, for the `reembedVectors` workflow.
  *
- * The walk goes through `memories`, then `chunks`, each once in id order, across every tenant (a vector
- * depends on its text only). Each row is written only if it still holds what was read, so a memory
+ * A walk goes through `memories`, then `chunks`, in id order, across every tenant (a vector depends on
+ * its text only); the workflow walks again while a walk re-embedded anything. Each row is written only if it still holds what was read, so a memory
  * rewritten meanwhile keeps its newer vector, and a retried batch redoes nothing it finished.
  */
 
