@@ -146,6 +146,8 @@ describe('runs: worker crashes at each bookkeeping point', function () {
         expect(eventTypes(record.frames).filter((t) => t !== 'message.delta' && t !== 'attempt.reset')).to.deep.equal(
           eventTypes(control.frames).filter((t) => t !== 'message.delta'),
         );
+        // Queued by finishRun in the transaction that recorded the end, so a kill after it loses nothing.
+        await waitFor(`${record.runId}'s history archived`, async () => (await archivedAndDequeued(record.runId)), 60_000);
         if (point === 'paused') continue;
         // Held in the killed worker, let through by the next one: the kill, not a timeout, ended the hold
         // (a hold longer than a bookkeeping activity's 30 s start-to-close timeout is retried on its own worker).
@@ -168,6 +170,14 @@ describe('runs: worker crashes at each bookkeeping point', function () {
     });
   }
 });
+
+/** Whether the archiver stored the run's history and took it off the queue. */
+async function archivedAndDequeued(runId: string): Promise<boolean> {
+  const { db } = testPlatform();
+  const stored = await db.selectFrom('run_histories').select('run_id').where('run_id', '=', runId).executeTakeFirst();
+  const queued = await db.selectFrom('run_history_queue').select('run_id').where('run_id', '=', runId).executeTakeFirst();
+  return stored !== undefined && queued === undefined;
+}
 
 /** Once the run has ended (its stream from the start ends then): the stream, its record, its events as stored. */
 async function readRun(tenant: TestTenant, runId: string): Promise<RunRecord> {
