@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import type { EmbeddedBy, StoredEmbedding } from './stored-embedding.js';
@@ -72,16 +71,4 @@ export async function replaceChunkEmbedding(db: Db, read: ChunkToReembed, embedd
     .where('embedding_dtype', '=', read.embedding_dtype)
     .executeTakeFirst();
   return updated.numUpdatedRows > 0n;
-}
-
-/** Whether any chunk of any tenant has a vector `weights` did not make: two probes of chunks_embedding_weights_idx. */
-export async function hasChunksEmbeddedOtherwise(db: Db, weights: EmbeddedBy): Promise<boolean> {
-  const pair = sql`(${weights.embedding_model}, ${weights.embedding_dtype})`;
-  const row = await db
-    .selectFrom('chunks')
-    .select('id')
-    .where(sql<boolean>`(embedding_model, embedding_dtype) < ${pair} or (embedding_model, embedding_dtype) > ${pair}`)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
 }

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
@@ -88,16 +87,4 @@ export async function replaceMemoryEmbedding(db: Db, read: MemoryToReembed, embe
     .where('embedding_dtype', '=', read.embedding_dtype)
     .executeTakeFirst();
   return updated.numUpdatedRows > 0n;
-}
-
-/** Whether any memory of any tenant has a vector `weights` did not make: two probes of memories_embedding_weights_idx. */
-export async function hasMemoriesEmbeddedOtherwise(db: Db, weights: EmbeddedBy): Promise<boolean> {
-  const pair = sql`(${weights.embedding_model}, ${weights.embedding_dtype})`;
-  const row = await db
-    .selectFrom('memories')
-    .select('id')
-    .where(sql<boolean>`(embedding_model, embedding_dtype) < ${pair} or (embedding_model, embedding_dtype) > ${pair}`)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
 }

@@ -1,8 +1,8 @@
 import { toSql } from 'pgvector/kysely';
-import { findChunksEmbeddedOtherwise, hasChunksEmbeddedOtherwise, replaceChunkEmbedding } from '../../db/chunks.js';
+import { findChunksEmbeddedOtherwise, replaceChunkEmbedding } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
-import { findMemoriesEmbeddedOtherwise, hasMemoriesEmbeddedOtherwise, replaceMemoryEmbedding } from '../../db/memories.js';
-import type { EmbeddedBy, StoredEmbedding } from '../../db/stored-embedding.js';
+import { findMemoriesEmbeddedOtherwise, replaceMemoryEmbedding } from '../../db/memories.js';
+import { tableHasVectorsEmbeddedOtherwise, type EmbeddedBy, type StoredEmbedding } from '../../db/stored-embedding.js';
 import { embeddingText } from '../knowledge/search.js';
 import { REEMBED_TABLES, type ReembedCursor } from '../../workflows/reembed-vectors-api.js';
 import type { Embedder } from './pool.js';
@@ -70,5 +70,6 @@ async function chunksToReembed(db: Db, weights: EmbeddedBy, afterId: string, lim
 /** Whether any stored vector was made by other weights than the embedder's (the workers' start-up check). */
 export async function hasVectorsEmbeddedOtherwise(db: Db, embedder: Embedder): Promise<boolean> {
   const weights = weightsOf(embedder);
-  return (await hasMemoriesEmbeddedOtherwise(db, weights)) || (await hasChunksEmbeddedOtherwise(db, weights));
+  for (const table of REEMBED_TABLES) if (await tableHasVectorsEmbeddedOtherwise(db, table, weights)) return true;
+  return false;
 }
