@@ -1,5 +1,5 @@
 import type { Page, PageQuery } from '../db/page.js';
-import type { TenantTx } from '../db/tenant-transaction.js';
+import type { TenantScoped } from '../db/tenant-transaction.js';
 import { defineOperation, type Access, type JsonSchema, type Operation } from './operation.js';
 import { listOf, pageQuery } from './schemas.js';
 
@@ -21,7 +21,7 @@ export function defineListOperation<Row>(list: {
   /** The 200 response's description, e.g. "A page of agents". */
   pageDescription: string;
   itemSchema: JsonSchema;
-  page(tx: TenantTx, tenantId: string, query: PageQuery): Promise<Page<Row>>;
+  page(reader: TenantScoped, tenantId: string, query: PageQuery): Promise<Page<Row>>;
   toJson(row: Row): unknown;
 }): Operation<Record<string, never>, PageQuery> {
   return defineOperation<Record<string, never>, PageQuery>({
@@ -33,8 +33,8 @@ export function defineListOperation<Row>(list: {
     access: list.access ?? 'key',
     query: pageQuery,
     responses: { 200: { description: list.pageDescription, schema: listOf(list.plural, list.itemSchema) } },
-    handler: async ({ query, caller, tenant }) => {
-      const { items, nextCursor } = await tenant((tx) => list.page(tx, caller.tenantId, query));
+    handler: async ({ query, caller, tenantReads }) => {
+      const { items, nextCursor } = await tenantReads((reader) => list.page(reader, caller.tenantId, query));
       return { status: 200, body: { [list.plural]: items.map((row) => list.toJson(row)), next_cursor: nextCursor } };
     },
   });

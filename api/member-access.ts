@@ -1,5 +1,5 @@
 import { findMemberRole } from '../db/members.js';
-import type { TenantTx } from '../db/tenant-transaction.js';
+import type { TenantScoped } from '../db/tenant-transaction.js';
 import { ApiError } from './errors.js';
 import type { Caller } from './operation.js';
 
@@ -14,10 +14,10 @@ export type ManagerRole = 'owner' | 'admin';
 /** Who may call the members and invites operations, as their descriptions say. */
 export const MANAGERS_ONLY = 'Owners and admins (an OAuth sign-in) or management keys only; other credentials get 403.';
 
-export async function requireMemberManager(tx: TenantTx, caller: Caller): Promise<ManagerRole> {
+export async function requireMemberManager(reader: TenantScoped, caller: Caller): Promise<ManagerRole> {
   if (caller.kind === 'management') return 'owner';
   if (!caller.userId) throw new ApiError('forbidden', "members and invites are managed with a management key or by a workspace owner's or admin's sign-in");
-  const role = await findMemberRole(tx, caller.tenantId, caller.userId);
+  const role = await findMemberRole(reader, caller.tenantId, caller.userId);
   if (role === 'owner' || role === 'admin') return role;
   throw new ApiError('forbidden', "only the workspace's owners and admins manage members and invites");
 }

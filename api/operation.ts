@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { ErrorCode } from './errors.js';
 import type { AppDeps } from './deps.js';
-import type { TenantTx } from '../db/tenant-transaction.js';
+import type { TenantScoped, TenantTx } from '../db/tenant-transaction.js';
 import type { JsonSchema } from '../activities/json-schema/types.js';
 
 export type { JsonSchema };
@@ -45,6 +45,11 @@ export interface OperationContext<Params, Query, Body> {
   caller: Caller;
   /** Runs `work` in a transaction that sees only the caller's tenant (see db/tenant-transaction.ts). */
   tenant<T>(work: (tx: TenantTx) => Promise<T>): Promise<T>;
+  /**
+   * Runs read-only `work` as the caller's tenant, each statement on its own (db/tenant-reads.ts): one round
+   * trip a query instead of a transaction's three. For reads that need no consistent snapshot of several rows.
+   */
+  tenantReads<T>(work: (reader: TenantScoped) => Promise<T>): Promise<T>;
 }
 
 export interface ResponseSpec {

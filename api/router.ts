@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
+import { readAsTenant } from '../db/tenant-reads.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import type { AppDeps } from './deps.js';
 import { authenticate } from './middleware/authenticate.js';
@@ -44,6 +45,7 @@ export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
           return caller;
         },
         tenant: (work) => withTenant(deps.db, caller!.tenantId, work),
+        tenantReads: (work) => readAsTenant(deps.db, caller!.tenantId, work),
       });
       ctx.status = reply.status;
       if (reply.body !== undefined) ctx.body = reply.body;

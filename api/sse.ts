@@ -4,7 +4,7 @@ import { isDatabaseUnreachable } from '../db/errors.js';
 import { readRunEvents } from '../db/run-events.js';
 import { findRunStatus, isTerminal, TERMINAL_EVENTS } from '../db/runs.js';
 import type { RunEvent } from '../db/schema.js';
-import { withTenant } from '../db/tenant-transaction.js';
+import { readAsTenant } from '../db/tenant-reads.js';
 import type { EventHub } from './event-hub.js';
 import { followLog, type FeedSubscription, type LoggedEvent, type SharedLog } from './log-feed.js';
 import { LiveStream } from './live-stream.js';
@@ -161,5 +161,5 @@ export function frame(event: LoggedEvent): string {
 }
 
 function runStatus(db: Db, tenantId: string, runId: string) {
-  return withTenant(db, tenantId, (tx) => findRunStatus(tx, tenantId, runId));
+  return readAsTenant(db, tenantId, (reader) => findRunStatus(reader, tenantId, runId));
 }

@@ -20,8 +20,8 @@ import type { Benchmark, BenchmarkResult, BenchSettings, SubjectResult } from '.
  * same agents SELECT for the workspace — its agents ordered by id, the published version as a subquery,
  * limit 51 — and answers the same JSON body. It skips everything the platform adds around that query:
  * the request id, bearer-key lookup (a query of its own on a cache miss: db/api-key-cache.ts), query
- * validation, and the transaction that switches to the row-level-security role and sets app.tenant_id
- * (three round trips to the baseline's one: begin with the settings, the query, commit). So platform/baseline is the cost of
+ * validation, and the row-level-security scope: a tenant read (db/tenant-reads.ts), the query alone on a
+ * connection that last read for the same workspace, as here. So platform/baseline is the cost of
  * our framework per request. The baseline queries through its own plain `pg` Pool (same size as the
  * platform's) on Postgres; on PGlite, which has one connection per database, it sends the raw SQL
  * through the platform's Kysely handle, which owns that connection. Both serve through api/http-server's
@@ -70,7 +70,7 @@ async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> 
     const subjects = [
       await measure(settings, {
         name: 'platform',
-        description: 'GET /v1/agents on the platform: request id, key lookup (cached), validation, RLS transaction, query',
+        description: 'GET /v1/agents on the platform: request id, key lookup (cached), validation, tenant read (RLS), query',
         url: platformUrl,
         headers,
       }),

@@ -3,15 +3,15 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { Agent, AgentGraph, AgentVersion } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `agents` table and its `agent_versions`: an agent and the versions of its graph. */
 
 /** An agent with the number of its published version (null when none is). */
 export type AgentRow = Agent & { published_version: number | null };
 
-function selectAgents(tx: TenantTx) {
-  return tx
+function selectAgents(reader: TenantScoped) {
+  return reader
     .selectFrom('agents')
     .selectAll('agents')
     .select((eb) =>
@@ -25,8 +25,8 @@ function selectAgents(tx: TenantTx) {
 }
 
 /** The agent `ref` names: by id, else by name (db/refs.ts). */
-export async function findAgent(tx: TenantTx, tenantId: string, ref: string): Promise<AgentRow | undefined> {
-  return findByRef(selectAgents(tx), 'agents', tenantId, ref);
+export async function findAgent(reader: TenantScoped, tenantId: string, ref: string): Promise<AgentRow | undefined> {
+  return findByRef(selectAgents(reader), 'agents', tenantId, ref);
 }
 
 /** The agent named `name` (by name only: an upsert by name whose name is taken). */
@@ -34,8 +34,8 @@ export async function findAgentByName(tx: TenantTx, tenantId: string, name: stri
   return findByName(selectAgents(tx), 'agents', tenantId, name);
 }
 
-export async function listAgentsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<AgentRow>> {
-  return fetchPage(selectAgents(tx).where('agents.tenant_id', '=', tenantId), 'agents.id', pageQuery);
+export async function listAgentsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<AgentRow>> {
+  return fetchPage(selectAgents(reader).where('agents.tenant_id', '=', tenantId), 'agents.id', pageQuery);
 }
 
 /** Inserts the agent unless the workspace has one by this name: the new id, or undefined when the name is taken. */
@@ -69,8 +69,8 @@ async function lockAgent(tx: TenantTx, tenantId: string, agentId: string): Promi
 }
 
 /** Every version of the agent, newest first. */
-export async function listVersionsOfAgent(tx: TenantTx, tenantId: string, agentId: string): Promise<AgentVersion[]> {
-  return tx
+export async function listVersionsOfAgent(reader: TenantScoped, tenantId: string, agentId: string): Promise<AgentVersion[]> {
+  return reader
     .selectFrom('agent_versions')
     .selectAll()
     .where('agent_id', '=', agentId)

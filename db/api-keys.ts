@@ -4,7 +4,7 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { ApiKey, ApiKeyKind } from './schema.js';
 import { randomSecret, sha256Hex } from './secrets.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 export const API_KEY_PREFIX = 'svc_sk_';
 
@@ -67,8 +67,8 @@ export async function findApiKeyEvenRevoked(db: Db, key: string): Promise<Pick<A
 }
 
 /** The workspace's keys, revoked ones included. */
-export async function listApiKeysPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<ApiKey>> {
-  return fetchPage(tx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+export async function listApiKeysPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<ApiKey>> {
+  return fetchPage(reader.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
 /** Why a live key was not revoked: it is the workspace's last management key, without which nobody could manage it again. */

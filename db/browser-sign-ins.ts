@@ -3,7 +3,7 @@ import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { BrowserSignInRow } from './schema.js';
 import { insertByNameIfNew } from './save-by-name.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `browser_sign_ins` table: saved sign-ins for the browser tool. The storage state arrives here
@@ -24,13 +24,13 @@ function stored(values: StoredBrowserSignIn) {
   return { ...values, cookie_domains: JSON.stringify(values.cookie_domains) };
 }
 
-export async function listBrowserSignInsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<BrowserSignInRow>> {
-  return fetchPage(tx.selectFrom('browser_sign_ins').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+export async function listBrowserSignInsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<BrowserSignInRow>> {
+  return fetchPage(reader.selectFrom('browser_sign_ins').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
 /** The sign-in `ref` names: by id, else by name (db/refs.ts). */
-export async function findBrowserSignIn(tx: TenantTx, tenantId: string, ref: string): Promise<BrowserSignInRow | undefined> {
-  return findByRef(tx.selectFrom('browser_sign_ins').selectAll(), 'browser_sign_ins', tenantId, ref);
+export async function findBrowserSignIn(reader: TenantScoped, tenantId: string, ref: string): Promise<BrowserSignInRow | undefined> {
+  return findByRef(reader.selectFrom('browser_sign_ins').selectAll(), 'browser_sign_ins', tenantId, ref);
 }
 
 /** The sign-in named `name` (by name only: a create by name whose name is taken). */

@@ -3,7 +3,7 @@ import { newId } from './ids.js';
 import type { Page, PageQuery } from './page.js';
 import { fetchPage } from './page.js';
 import type { Channel, ChannelKind } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `channels` table: inbound addresses that start runs of an agent (docs/channels.md). The signing
@@ -36,8 +36,8 @@ export async function insertChannel(tx: TenantTx, tenantId: string, channel: New
     .executeTakeFirstOrThrow();
 }
 
-export async function findChannel(tx: TenantTx, tenantId: string, channelId: string): Promise<Channel | undefined> {
-  return tx.selectFrom('channels').selectAll().where('id', '=', channelId).where('tenant_id', '=', tenantId).executeTakeFirst();
+export async function findChannel(reader: TenantScoped, tenantId: string, channelId: string): Promise<Channel | undefined> {
+  return reader.selectFrom('channels').selectAll().where('id', '=', channelId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
 /**
@@ -50,8 +50,8 @@ export async function findChannelTenant(db: Db, channelId: string): Promise<stri
 }
 
 /** A page of the workspace's channels (of one agent when given), oldest first. */
-export async function listChannelsPage(tx: TenantTx, tenantId: string, filter: { agentId?: string }, query: PageQuery): Promise<Page<Channel>> {
-  let q = tx.selectFrom('channels').selectAll().where('tenant_id', '=', tenantId);
+export async function listChannelsPage(reader: TenantScoped, tenantId: string, filter: { agentId?: string }, query: PageQuery): Promise<Page<Channel>> {
+  let q = reader.selectFrom('channels').selectAll().where('tenant_id', '=', tenantId);
   if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
   return fetchPage(q, 'id', query);
 }

@@ -2,12 +2,14 @@ import path from 'node:path';
 
 /** Where the database lives: an external Postgres when DATABASE_URL is set, else embedded PGlite files. */
 export type DatabaseConfig =
-  | { kind: 'postgres'; url: string; poolSize: number }
+  /** `readPoolSize`: the connections of the tenant reads' own pool (db/tenant-reads.ts). */
+  | { kind: 'postgres'; url: string; poolSize: number; readPoolSize: number }
   | { kind: 'pglite'; dataDir: string };
 
 export function databaseConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
   if (env.DATABASE_URL) {
-    return { kind: 'postgres', url: env.DATABASE_URL, poolSize: Number(env.DATABASE_POOL_SIZE ?? 10) };
+    const poolSize = Number(env.DATABASE_POOL_SIZE ?? 10);
+    return { kind: 'postgres', url: env.DATABASE_URL, poolSize, readPoolSize: Number(env.DATABASE_READ_POOL_SIZE ?? poolSize) };
   }
   return { kind: 'pglite', dataDir: path.join(dataDirFromEnv(env), 'pglite') };
 }

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from './config.js';
 import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
+import { attachTenantReadPool, readingAsTenant } from './tenant-reads.js';
 import { startingTenantTransactions } from './tenant-transaction.js';
 
 export type Db = Kysely<Database>;
@@ -27,15 +28,10 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
-    // keepAlive: a connection to a host that vanished (a failover without a reset) is noticed by TCP.
-    const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize, keepAlive: true });
-    // When Postgres restarts or drops connections, pg emits 'error' on every client it cut — idle ones
-    // through the pool, checked-out ones on the client itself — and an 'error' nobody listens to crashes
-    // the process. Logged instead: the query in flight fails on its own, and the pool discards the dead
-    // client on release, so the next query opens a fresh connection.
-    pool.on('error', (err) => console.error('[db] idle connection lost:', err.message));
-    pool.on('connect', (client) => client.on('error', () => undefined));
-    const db = new Kysely<Database>({ dialect: startingTenantTransactions(new PostgresDialect({ pool })) });
+    const db = new Kysely<Database>({ dialect: startingTenantTransactions(new PostgresDialect({ pool: openPool(config.url, config.poolSize) })) });
+    // Tenant reads have a pool of their own (db/tenant-reads.ts); it opens connections only when used.
+    const readPool = new Kysely<Database>({ dialect: readingAsTenant(new PostgresDialect({ pool: openPool(config.url, config.readPoolSize) })) });
+    attachTenantReadPool(db, readPool);
     const listeners = new Set<PostgresListener>();
     return {
       db,
@@ -50,7 +46,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
       },
       close: async () => {
         await Promise.all([...listeners].map((listener) => listener.stop()));
-        await db.destroy();
+        await Promise.all([db.destroy(), readPool.destroy()]);
       },
     };
   }
@@ -75,6 +71,18 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
       await db.destroy();
     },
   };
+}
+
+function openPool(url: string, size: number): pg.Pool {
+  // keepAlive: a connection to a host that vanished (a failover without a reset) is noticed by TCP.
+  const pool = new pg.Pool({ connectionString: url, max: size, keepAlive: true });
+  // When Postgres restarts or drops connections, pg emits 'error' on every client it cut — idle ones
+  // through the pool, checked-out ones on the client itself — and an 'error' nobody listens to crashes
+  // the process. Logged instead: the query in flight fails on its own, and the pool discards the dead
+  // client on release, so the next query opens a fresh connection.
+  pool.on('error', (err) => console.error('[db] idle connection lost:', err.message));
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
 }
 
 /** True when the database answers a trivial query. */

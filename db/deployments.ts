@@ -4,7 +4,7 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { Deployment } from './schema.js';
 import { randomSecret, sha256Hex } from './secrets.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** A slug: lower-case letters, digits and inner hyphens, a DNS label (the API's schema and the chat page's path). */
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$';
@@ -47,8 +47,8 @@ export async function insertDeployment(tx: TenantTx, tenantId: string, fields: D
 }
 
 /** The workspace's deployment with this id, else with this slug. */
-export async function findDeployment(tx: TenantTx, tenantId: string, ref: string): Promise<Deployment | undefined> {
-  const rows = await tx
+export async function findDeployment(reader: TenantScoped, tenantId: string, ref: string): Promise<Deployment | undefined> {
+  const rows = await reader
     .selectFrom('deployments')
     .selectAll()
     .where('tenant_id', '=', tenantId)
@@ -57,8 +57,8 @@ export async function findDeployment(tx: TenantTx, tenantId: string, ref: string
   return rows.find((row) => row.id === ref) ?? rows[0];
 }
 
-export async function listDeploymentsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<Deployment>> {
-  return fetchPage(tx.selectFrom('deployments').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+export async function listDeploymentsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Deployment>> {
+  return fetchPage(reader.selectFrom('deployments').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
 export async function updateDeploymentById(tx: TenantTx, tenantId: string, id: string, fields: Partial<DeploymentFields>): Promise<void> {
@@ -105,8 +105,8 @@ export async function insertDeploymentThread(tx: TenantTx, tenantId: string, dep
 }
 
 /** Whether the deployment started this thread and `token` is its visitor's. */
-export async function isVisitorOfThread(tx: TenantTx, tenantId: string, deploymentId: string, threadId: string, token: string): Promise<boolean> {
-  const row = await tx
+export async function isVisitorOfThread(reader: TenantScoped, tenantId: string, deploymentId: string, threadId: string, token: string): Promise<boolean> {
+  const row = await reader
     .selectFrom('deployment_threads')
     .select('thread_id')
     .where('tenant_id', '=', tenantId)

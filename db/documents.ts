@@ -1,7 +1,7 @@
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { DocumentRow } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `documents` table: a knowledge base's uploads, from accepted to ready (or failed), with their Markdown. */
 
@@ -10,13 +10,13 @@ const LISTING_COLUMNS = ['id', 'tenant_id', 'kb_id', 'title', 'filename', 'conte
 
 export type DocumentListing = Omit<DocumentRow, 'source' | 'markdown'>;
 
-export async function listDocumentsPage(tx: TenantTx, tenantId: string, kbId: string, pageQuery: PageQuery): Promise<Page<DocumentListing>> {
-  return fetchPage(tx.selectFrom('documents').select(LISTING_COLUMNS).where('kb_id', '=', kbId).where('tenant_id', '=', tenantId), 'id', pageQuery);
+export async function listDocumentsPage(reader: TenantScoped, tenantId: string, kbId: string, pageQuery: PageQuery): Promise<Page<DocumentListing>> {
+  return fetchPage(reader.selectFrom('documents').select(LISTING_COLUMNS).where('kb_id', '=', kbId).where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
 /** The document with its Markdown; undefined when the knowledge base has no such document. */
-export async function findDocument(tx: TenantTx, tenantId: string, kbId: string, documentId: string): Promise<(DocumentListing & Pick<DocumentRow, 'markdown'>) | undefined> {
-  return tx
+export async function findDocument(reader: TenantScoped, tenantId: string, kbId: string, documentId: string): Promise<(DocumentListing & Pick<DocumentRow, 'markdown'>) | undefined> {
+  return reader
     .selectFrom('documents')
     .select([...LISTING_COLUMNS, 'markdown'])
     .where('id', '=', documentId)

@@ -1,7 +1,7 @@
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { EvalCase, StoredScorer } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `eval_cases` table: a suite's inputs with what is expected of them. */
 
@@ -35,8 +35,8 @@ export async function insertCases(tx: TenantTx, tenantId: string, suiteId: strin
   return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
-export async function listCasesPage(tx: TenantTx, tenantId: string, suiteId: string, pageQuery: PageQuery): Promise<Page<EvalCase>> {
-  return fetchPage(tx.selectFrom('eval_cases').selectAll().where('tenant_id', '=', tenantId).where('suite_id', '=', suiteId), 'id', pageQuery);
+export async function listCasesPage(reader: TenantScoped, tenantId: string, suiteId: string, pageQuery: PageQuery): Promise<Page<EvalCase>> {
+  return fetchPage(reader.selectFrom('eval_cases').selectAll().where('tenant_id', '=', tenantId).where('suite_id', '=', suiteId), 'id', pageQuery);
 }
 
 /** Every case of the suite, oldest first: what an experiment copies into its cells. */

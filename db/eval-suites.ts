@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { EvalSuite, StoredScorer } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `eval_suites` table. A suite's name is unique per agent, not per workspace, so a ref may name
@@ -12,8 +12,8 @@ import type { TenantTx } from './tenant-transaction.js';
 
 export type SuiteWithCount = EvalSuite & { case_count: number };
 
-function suitesWithCounts(tx: TenantTx, tenantId: string) {
-  return tx
+function suitesWithCounts(reader: TenantScoped, tenantId: string) {
+  return reader
     .selectFrom('eval_suites')
     .selectAll('eval_suites')
     .select((eb) =>
@@ -31,10 +31,10 @@ function suitesWithCounts(tx: TenantTx, tenantId: string) {
  * The suites `ref` names: the one with that id, else every suite of that name (of `agentId` only, when
  * given). Ids first, as everywhere (db/refs.ts).
  */
-export async function findSuitesByRef(tx: TenantTx, tenantId: string, ref: string, agentId?: string): Promise<SuiteWithCount[]> {
-  const byId = await suitesWithCounts(tx, tenantId).where('eval_suites.id', '=', ref).executeTakeFirst();
+export async function findSuitesByRef(reader: TenantScoped, tenantId: string, ref: string, agentId?: string): Promise<SuiteWithCount[]> {
+  const byId = await suitesWithCounts(reader, tenantId).where('eval_suites.id', '=', ref).executeTakeFirst();
   if (byId && (agentId === undefined || byId.agent_id === agentId)) return [byId];
-  let q = suitesWithCounts(tx, tenantId).where('eval_suites.name', '=', ref);
+  let q = suitesWithCounts(reader, tenantId).where('eval_suites.name', '=', ref);
   if (agentId !== undefined) q = q.where('eval_suites.agent_id', '=', agentId);
   return q.orderBy('eval_suites.id').execute();
 }
@@ -48,8 +48,8 @@ export async function lockSuite(tx: TenantTx, tenantId: string, suiteId: string)
   return tx.selectFrom('eval_suites').selectAll().where('id', '=', suiteId).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
 }
 
-export async function listSuitesPage(tx: TenantTx, tenantId: string, filter: { agentId?: string }, pageQuery: PageQuery): Promise<Page<SuiteWithCount>> {
-  let q = suitesWithCounts(tx, tenantId);
+export async function listSuitesPage(reader: TenantScoped, tenantId: string, filter: { agentId?: string }, pageQuery: PageQuery): Promise<Page<SuiteWithCount>> {
+  let q = suitesWithCounts(reader, tenantId);
   if (filter.agentId) q = q.where('eval_suites.agent_id', '=', filter.agentId);
   return fetchPage(q, 'eval_suites.id', pageQuery);
 }

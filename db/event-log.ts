@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
-import { withTenant, type TenantTx } from './tenant-transaction.js';
+import { readAsTenant } from './tenant-reads.js';
+import type { TenantTx } from './tenant-transaction.js';
 
 /**
  * An event log of runs or of experiments (the tables of createEventLogTable in
@@ -71,8 +72,8 @@ export const eventLogReads: Record<EventLog['table'], number> = { run_events: 0,
 /** One run's or experiment's events after `afterSeq`, oldest first. */
 export async function readEvents(db: Db, log: EventLog, tenantId: string, parentId: string, afterSeq: number, limit: number) {
   eventLogReads[log.table]++;
-  return withTenant(db, tenantId, (tx) =>
-    tx
+  return readAsTenant(db, tenantId, (reader) =>
+    reader
       .selectFrom(log.table)
       .selectAll()
       .where(log.parentColumn, '=', parentId)

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { newId } from './ids.js';
 import type { CellScore, CellStatus, ExperimentCell, RunError, StoredScorer } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `experiment_cells` table: one row per case × variant × repeat, written when the experiment is
@@ -157,10 +157,10 @@ export async function skipPendingCells(tx: TenantTx, tenantId: string, experimen
 export type CellCounts = Record<CellStatus, number>;
 
 /** How many of the experiment's cells are in each status. */
-export async function countCellsByStatus(tx: TenantTx, tenantId: string, experimentIds: string[]): Promise<Map<string, CellCounts>> {
+export async function countCellsByStatus(reader: TenantScoped, tenantId: string, experimentIds: string[]): Promise<Map<string, CellCounts>> {
   const counts = new Map<string, CellCounts>(experimentIds.map((id) => [id, { pending: 0, running: 0, completed: 0, failed: 0, skipped: 0 }]));
   if (experimentIds.length === 0) return counts;
-  const rows = await tx
+  const rows = await reader
     .selectFrom('experiment_cells')
     .select(['experiment_id', 'status', sql<number>`count(*)::int`.as('n')])
     .where('tenant_id', '=', tenantId)
@@ -172,9 +172,9 @@ export async function countCellsByStatus(tx: TenantTx, tenantId: string, experim
 }
 
 /** Usage and exact cost summed over the experiment's finished cells; cost null when any finished cell's is unknown. */
-export async function sumCellUsage(tx: TenantTx, tenantId: string, experimentIds: string[]) {
+export async function sumCellUsage(reader: TenantScoped, tenantId: string, experimentIds: string[]) {
   if (experimentIds.length === 0) return new Map<string, CellUsageSum>();
-  const rows = await tx
+  const rows = await reader
     .selectFrom('experiment_cells')
     .select([
       'experiment_id',
@@ -203,14 +203,14 @@ export interface CellUsageSum {
  * What the leaderboard reads of each cell, in order: no outputs. Built as one JSON document by Postgres:
  * decoding thousands of rows field by field costs far more than parsing one text (PGlite most of all).
  */
-export async function cellOutcomesJson(tx: TenantTx, tenantId: string, experimentId: string): Promise<string> {
+export async function cellOutcomesJson(reader: TenantScoped, tenantId: string, experimentId: string): Promise<string> {
   const { cells } = await sql<{ cells: string }>`
     select coalesce(json_agg(json_build_object(
       'case_id', case_id, 'variant_index', variant_index, 'status', status, 'scores', scores, 'passed', passed,
       'latency_ms', latency_ms, 'prompt_tokens', prompt_tokens, 'completion_tokens', completion_tokens,
       'total_tokens', total_tokens, 'cost_usd', cost_usd::text) order by seq), '[]')::text as cells
     from experiment_cells where tenant_id = ${tenantId} and experiment_id = ${experimentId}`
-    .execute(tx)
+    .execute(reader)
     .then((result) => result.rows[0]!);
   return cells;
 }
@@ -228,7 +228,7 @@ const isoTime = (column: string) => sql.raw(`to_char(${column} at time zone 'UTC
  * The results matrix as the API answers it, as JSON text: a row per case in suite order, each with its
  * cells by variant (named from `variantNames`) and repeat. One JSON document from Postgres, as above.
  */
-export async function cellMatrixJson(tx: TenantTx, tenantId: string, experimentId: string, variantNames: string[]): Promise<string> {
+export async function cellMatrixJson(reader: TenantScoped, tenantId: string, experimentId: string, variantNames: string[]): Promise<string> {
   const { matrix } = await sql<{ matrix: string }>`
     select coalesce(json_agg(json_build_object('case_id', case_id, 'input', input, 'expected', expected, 'cells', cells) order by case_index), '[]')::text as matrix
     from (
@@ -242,7 +242,7 @@ export async function cellMatrixJson(tx: TenantTx, tenantId: string, experimentI
       from experiment_cells where tenant_id = ${tenantId} and experiment_id = ${experimentId}
       group by case_id, case_index
     ) per_case`
-    .execute(tx)
+    .execute(reader)
     .then((result) => result.rows[0]!);
   return matrix;
 }

@@ -1,7 +1,7 @@
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { Experiment, ExperimentStatus, RunError, StoredVariant } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `experiments` table: what an experiment compares and where it stands. Its cells (db/experiment-cells.ts)
@@ -62,8 +62,8 @@ export async function insertExperiment(tx: TenantTx, tenantId: string, experimen
     .executeTakeFirstOrThrow();
 }
 
-export async function findExperiment(tx: TenantTx, tenantId: string, experimentId: string): Promise<Experiment | undefined> {
-  return tx.selectFrom('experiments').select(EXPERIMENT_COLUMNS).where('id', '=', experimentId).where('tenant_id', '=', tenantId).executeTakeFirst();
+export async function findExperiment(reader: TenantScoped, tenantId: string, experimentId: string): Promise<Experiment | undefined> {
+  return reader.selectFrom('experiments').select(EXPERIMENT_COLUMNS).where('id', '=', experimentId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
 export interface ExperimentFilter {
@@ -72,8 +72,8 @@ export interface ExperimentFilter {
   status?: ExperimentStatus;
 }
 
-export async function listExperimentsPage(tx: TenantTx, tenantId: string, filter: ExperimentFilter, pageQuery: PageQuery): Promise<Page<Experiment>> {
-  let q = tx.selectFrom('experiments').select(EXPERIMENT_COLUMNS).where('tenant_id', '=', tenantId);
+export async function listExperimentsPage(reader: TenantScoped, tenantId: string, filter: ExperimentFilter, pageQuery: PageQuery): Promise<Page<Experiment>> {
+  let q = reader.selectFrom('experiments').select(EXPERIMENT_COLUMNS).where('tenant_id', '=', tenantId);
   if (filter.suiteId) q = q.where('suite_id', '=', filter.suiteId);
   if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
   if (filter.status) q = q.where('status', '=', filter.status);
@@ -126,8 +126,8 @@ export async function markExperimentEnded(
 }
 
 /** What the first read after the end kept of a finished experiment's cells, when it has. */
-export async function findExperimentSnapshot(tx: TenantTx, tenantId: string, experimentId: string) {
-  return tx
+export async function findExperimentSnapshot(reader: TenantScoped, tenantId: string, experimentId: string) {
+  return reader
     .selectFrom('experiments')
     .select(['outcomes_snapshot', 'matrix_snapshot'])
     .where('id', '=', experimentId)

@@ -3,7 +3,7 @@ import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByRef } from './refs.js';
 import { saveByName } from './save-by-name.js';
 import type { GuardrailRow } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `guardrails` table: the checks every run of the workspace enforces. */
 
@@ -21,8 +21,8 @@ export async function findGuardrail(tx: TenantTx, tenantId: string, ref: string)
   return findByRef(tx.selectFrom('guardrails').selectAll(), 'guardrails', tenantId, ref);
 }
 
-export async function listGuardrailsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<GuardrailRow>> {
-  return fetchPage(tx.selectFrom('guardrails').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+export async function listGuardrailsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<GuardrailRow>> {
+  return fetchPage(reader.selectFrom('guardrails').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
 /** Every guardrail of the workspace, enabled or not, oldest first. */

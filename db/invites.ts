@@ -4,7 +4,7 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { Database, InvitesTable, MemberRole } from './schema.js';
 import { randomSecret, sha256Hex } from './secrets.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** Invites to a workspace: single-use links whose token is stored as its SHA-256 only. */
 
@@ -67,8 +67,8 @@ export async function insertInvite(
   return { invite, token };
 }
 
-export async function listInvitesPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<Invite>> {
-  return fetchPage(tx.selectFrom('invites').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+export async function listInvitesPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Invite>> {
+  return fetchPage(reader.selectFrom('invites').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
 export async function findInvite(tx: TenantTx, tenantId: string, id: string): Promise<Invite | undefined> {

@@ -2,15 +2,15 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { KnowledgeBase, KnowledgeGraphSettings } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `knowledge_bases` table: named collections of documents, searched together. */
 
 export type KnowledgeBaseWithCount = KnowledgeBase & { document_count: number };
 
 /** The knowledge base `ref` names: by id, else by name (db/refs.ts). */
-export async function findKnowledgeBase(tx: TenantTx, tenantId: string, ref: string): Promise<KnowledgeBase | undefined> {
-  return findByRef(tx.selectFrom('knowledge_bases').selectAll(), 'knowledge_bases', tenantId, ref);
+export async function findKnowledgeBase(reader: TenantScoped, tenantId: string, ref: string): Promise<KnowledgeBase | undefined> {
+  return findByRef(reader.selectFrom('knowledge_bases').selectAll(), 'knowledge_bases', tenantId, ref);
 }
 
 /** The knowledge base named `name` (by name only: an upsert by name whose name is taken). */
@@ -19,9 +19,9 @@ export async function findKnowledgeBaseByName(tx: TenantTx, tenantId: string, na
 }
 
 /** A page of knowledge bases, each with its number of documents. */
-export async function listKnowledgeBasesPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<KnowledgeBaseWithCount>> {
+export async function listKnowledgeBasesPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<KnowledgeBaseWithCount>> {
   const { items, nextCursor } = await fetchPage(
-    tx
+    reader
       .selectFrom('knowledge_bases')
       .selectAll('knowledge_bases')
       .select((eb) => eb.selectFrom('documents').select(eb.fn.countAll<number>().as('n')).whereRef('documents.kb_id', '=', 'knowledge_bases.id').as('document_count'))

@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { Database, MemberRole } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** A workspace's members: memberships joined with their users' e-mail addresses. */
 
@@ -14,8 +14,8 @@ export interface Member {
   created_at: Date;
 }
 
-function selectMembers(tx: TenantTx, tenantId: string) {
-  return tx
+function selectMembers(reader: TenantScoped, tenantId: string) {
+  return reader
     .selectFrom('memberships')
     .innerJoin('users', 'users.id', 'memberships.user_id')
     .select(['memberships.id', 'memberships.user_id', 'users.email', 'memberships.role', 'memberships.created_at'])
@@ -49,8 +49,8 @@ export async function addMember(
   return { ...raced, created: false };
 }
 
-export async function listMembersPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<Member>> {
-  return fetchPage(selectMembers(tx, tenantId), 'memberships.id', pageQuery);
+export async function listMembersPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Member>> {
+  return fetchPage(selectMembers(reader, tenantId), 'memberships.id', pageQuery);
 }
 
 /** The member, its row locked for the rest of the transaction (a change to it reads it this way). */
@@ -59,8 +59,8 @@ export async function lockMember(tx: TenantTx, tenantId: string, id: string): Pr
 }
 
 /** The user's role in the workspace, or undefined when they are not a member. */
-export async function findMemberRole(tx: TenantTx, tenantId: string, userId: string): Promise<MemberRole | undefined> {
-  const row = await tx.selectFrom('memberships').select('role').where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
+export async function findMemberRole(reader: TenantScoped, tenantId: string, userId: string): Promise<MemberRole | undefined> {
+  const row = await reader.selectFrom('memberships').select('role').where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
   return row?.role;
 }
 

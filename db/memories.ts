@@ -2,7 +2,7 @@ import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { EmbeddedBy, StoredEmbedding } from './stored-embedding.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `memories` table: what the workspace remembers, each with its embedding. The nearest-neighbour
@@ -18,8 +18,8 @@ export interface Memory {
 
 const MEMORY_COLUMNS = ['id', 'content', 'created_at', 'updated_at'] as const;
 
-export async function listMemoriesPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<Memory>> {
-  return fetchPage(tx.selectFrom('memories').select(MEMORY_COLUMNS).where('tenant_id', '=', tenantId), 'id', pageQuery);
+export async function listMemoriesPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Memory>> {
+  return fetchPage(reader.selectFrom('memories').select(MEMORY_COLUMNS).where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
 export async function insertMemory(tx: TenantTx, tenantId: string, content: string, embedded: StoredEmbedding): Promise<Memory> {

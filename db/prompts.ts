@@ -3,7 +3,7 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { Prompt, PromptVersion } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `prompts` table and its `prompt_versions`: a prompt names its current version; every edit is a new one. */
 
@@ -15,8 +15,8 @@ export interface PromptWithCurrent {
 /** What an edit may change; a change of any of it is a new version. */
 export type PromptContent = Pick<PromptVersion, 'template' | 'description' | 'model'>;
 
-function selectPromptsWithCurrent(tx: TenantTx) {
-  return tx
+function selectPromptsWithCurrent(reader: TenantScoped) {
+  return reader
     .selectFrom('prompts')
     .innerJoin('prompt_versions', (join) =>
       join.onRef('prompt_versions.prompt_id', '=', 'prompts.id').onRef('prompt_versions.version', '=', 'prompts.version'),
@@ -35,8 +35,8 @@ function withCurrent({ version_id, template, description, model, version_created
 }
 
 /** The prompt `ref` names (by id, else by name: db/refs.ts) with its current version, in one read. */
-export async function findPrompt(tx: TenantTx, tenantId: string, ref: string): Promise<PromptWithCurrent | undefined> {
-  const row = await findByRef(selectPromptsWithCurrent(tx), 'prompts', tenantId, ref);
+export async function findPrompt(reader: TenantScoped, tenantId: string, ref: string): Promise<PromptWithCurrent | undefined> {
+  const row = await findByRef(selectPromptsWithCurrent(reader), 'prompts', tenantId, ref);
   return row && withCurrent(row);
 }
 
@@ -65,18 +65,18 @@ export async function findPromptByName(tx: TenantTx, tenantId: string, name: str
   return tx.selectFrom('prompts').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
 }
 
-export async function findPromptVersion(tx: TenantTx, tenantId: string, promptId: string, version: number): Promise<PromptVersion | undefined> {
-  return findTenantRow(tx, 'prompt_versions', tenantId, { prompt_id: promptId, version });
+export async function findPromptVersion(reader: TenantScoped, tenantId: string, promptId: string, version: number): Promise<PromptVersion | undefined> {
+  return findTenantRow(reader, 'prompt_versions', tenantId, { prompt_id: promptId, version });
 }
 
-export async function listPromptsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<PromptWithCurrent>> {
-  const { items, nextCursor } = await fetchPage(selectPromptsWithCurrent(tx).where('prompts.tenant_id', '=', tenantId), 'prompts.id', pageQuery);
+export async function listPromptsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<PromptWithCurrent>> {
+  const { items, nextCursor } = await fetchPage(selectPromptsWithCurrent(reader).where('prompts.tenant_id', '=', tenantId), 'prompts.id', pageQuery);
   return { items: items.map(withCurrent), nextCursor };
 }
 
 /** Every version of the prompt, newest first. */
-export async function listVersionsOfPrompt(tx: TenantTx, tenantId: string, promptId: string): Promise<PromptVersion[]> {
-  return tx.selectFrom('prompt_versions').selectAll().where('prompt_id', '=', promptId).where('tenant_id', '=', tenantId).orderBy('version', 'desc').execute();
+export async function listVersionsOfPrompt(reader: TenantScoped, tenantId: string, promptId: string): Promise<PromptVersion[]> {
+  return reader.selectFrom('prompt_versions').selectAll().where('prompt_id', '=', promptId).where('tenant_id', '=', tenantId).orderBy('version', 'desc').execute();
 }
 
 /** Creates the prompt with `content` as version 1, unless the workspace has a prompt by this name (then undefined). */

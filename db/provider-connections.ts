@@ -1,7 +1,7 @@
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { ProviderConnectionRow, ProviderKind, ProviderModelPrice } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `provider_connections` table: a workspace's own model providers. Secrets arrive here already
@@ -24,13 +24,13 @@ function stored(values: StoredProviderConnection) {
   return { ...values, header_names: JSON.stringify(values.header_names), prices: JSON.stringify(values.prices) };
 }
 
-export async function listProviderConnectionsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<ProviderConnectionRow>> {
-  return fetchPage(tx.selectFrom('provider_connections').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+export async function listProviderConnectionsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<ProviderConnectionRow>> {
+  return fetchPage(reader.selectFrom('provider_connections').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
 /** The connection named `name` (names are what model ids carry, so connections are found by name only). */
-export async function findProviderConnection(tx: TenantTx, tenantId: string, name: string): Promise<ProviderConnectionRow | undefined> {
-  return tx.selectFrom('provider_connections').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
+export async function findProviderConnection(reader: TenantScoped, tenantId: string, name: string): Promise<ProviderConnectionRow | undefined> {
+  return reader.selectFrom('provider_connections').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
 }
 
 /** A new connection's id, made before its secrets are sealed: they are sealed for their row (secretContext). */

@@ -1,6 +1,6 @@
 import { newId } from './ids.js';
 import type { RunStep } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `run_steps` table: a run's tool calls, keyed by (run, index). */
 
@@ -65,6 +65,6 @@ export async function recordStepEnd(tx: TenantTx, tenantId: string, runId: strin
 }
 
 /** The run's steps in order. */
-export async function listRunSteps(tx: TenantTx, tenantId: string, runId: string): Promise<RunStep[]> {
-  return tx.selectFrom('run_steps').selectAll().where('run_id', '=', runId).where('tenant_id', '=', tenantId).orderBy('index').execute();
+export async function listRunSteps(reader: TenantScoped, tenantId: string, runId: string): Promise<RunStep[]> {
+  return reader.selectFrom('run_steps').selectAll().where('run_id', '=', runId).where('tenant_id', '=', tenantId).orderBy('index').execute();
 }

@@ -5,7 +5,7 @@ import type { Page, PageQuery } from './page.js';
 import { page } from './page.js';
 import { appendRunEvents, type RunEventType } from './run-events.js';
 import type { AgentGraph, GuardrailTripRecord, PendingQuestion, Run, RunError, RunPromptUse, RunSkillUse, RunStatus } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 import { insertThread, touchThread } from './threads.js';
 
 /**
@@ -173,13 +173,13 @@ export async function listScheduleRuns(tx: TenantTx, tenantId: string, scheduleI
     .execute();
 }
 
-export async function findRun(tx: TenantTx, tenantId: string, runId: string): Promise<Run | undefined> {
-  return tx.selectFrom('runs').selectAll().where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();
+export async function findRun(reader: TenantScoped, tenantId: string, runId: string): Promise<Run | undefined> {
+  return reader.selectFrom('runs').selectAll().where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
 /** Only the status: what a stream checks while it follows a run. */
-export async function findRunStatus(tx: TenantTx, tenantId: string, runId: string): Promise<RunStatus | undefined> {
-  const run = await tx.selectFrom('runs').select('status').where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();
+export async function findRunStatus(reader: TenantScoped, tenantId: string, runId: string): Promise<RunStatus | undefined> {
+  const run = await reader.selectFrom('runs').select('status').where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();
   return run?.status;
 }
 
@@ -232,8 +232,8 @@ export interface RunFilter {
 }
 
 /** A page of runs, most recent first (the cursor is the last run of the previous page). */
-export async function listRunsPage(tx: TenantTx, tenantId: string, filter: RunFilter, { limit, cursor }: PageQuery): Promise<Page<Run>> {
-  let q = tx.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).orderBy('id', 'desc').limit(limit + 1);
+export async function listRunsPage(reader: TenantScoped, tenantId: string, filter: RunFilter, { limit, cursor }: PageQuery): Promise<Page<Run>> {
+  let q = reader.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).orderBy('id', 'desc').limit(limit + 1);
   if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
   if (filter.parentRunId) q = q.where('parent_run_id', '=', filter.parentRunId);
   if (filter.source === undefined) q = q.where('source', '!=', 'eval');
@@ -243,8 +243,8 @@ export async function listRunsPage(tx: TenantTx, tenantId: string, filter: RunFi
 }
 
 /** Every run of the thread, oldest first: its turns. */
-export async function listThreadRuns(tx: TenantTx, tenantId: string, threadId: string) {
-  return tx
+export async function listThreadRuns(reader: TenantScoped, tenantId: string, threadId: string) {
+  return reader
     .selectFrom('runs')
     .select(['id', 'input', 'output', 'status', 'created_at'])
     .where('thread_id', '=', threadId)
@@ -363,7 +363,7 @@ export async function appendGuardrailTrips(tx: TenantTx, tenantId: string, runId
 }
 
 /** These runs of the workspace (a voice call's turns'), oldest first. */
-export async function listRunsByIds(tx: TenantTx, tenantId: string, runIds: string[]): Promise<Run[]> {
+export async function listRunsByIds(reader: TenantScoped, tenantId: string, runIds: string[]): Promise<Run[]> {
   if (runIds.length === 0) return [];
-  return tx.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', runIds).orderBy('id').execute();
+  return reader.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', runIds).orderBy('id').execute();
 }

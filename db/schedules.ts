@@ -3,7 +3,7 @@ import { newId } from './ids.js';
 import type { Page, PageQuery } from './page.js';
 import { fetchPage } from './page.js';
 import type { Schedule, ScheduleOverlap } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `schedules` table: the mirror of each schedule's Temporal Schedule (same id), which is what fires.
@@ -79,8 +79,8 @@ export async function insertSchedule(tx: TenantTx, tenantId: string, definition:
     .executeTakeFirstOrThrow();
 }
 
-export async function findSchedule(tx: TenantTx, tenantId: string, scheduleId: string): Promise<Schedule | undefined> {
-  return tx.selectFrom('schedules').selectAll().where('id', '=', scheduleId).where('tenant_id', '=', tenantId).executeTakeFirst();
+export async function findSchedule(reader: TenantScoped, tenantId: string, scheduleId: string): Promise<Schedule | undefined> {
+  return reader.selectFrom('schedules').selectAll().where('id', '=', scheduleId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
 /** `select … for update`: writes to one schedule (and its Temporal Schedule) go one at a time. */
@@ -95,8 +95,8 @@ export async function listScheduleIdsOfAgent(tx: TenantTx, tenantId: string, age
 }
 
 /** A page of the workspace's schedules (of one agent when given), oldest first. */
-export async function listSchedulesPage(tx: TenantTx, tenantId: string, filter: { agentId?: string }, query: PageQuery): Promise<Page<Schedule>> {
-  let q = tx.selectFrom('schedules').selectAll().where('tenant_id', '=', tenantId);
+export async function listSchedulesPage(reader: TenantScoped, tenantId: string, filter: { agentId?: string }, query: PageQuery): Promise<Page<Schedule>> {
+  let q = reader.selectFrom('schedules').selectAll().where('tenant_id', '=', tenantId);
   if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
   return fetchPage(q, 'id', query);
 }

@@ -3,7 +3,7 @@ import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { Skill, SkillVersion } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `skills` table and its `skill_versions`: a skill names its current version; every edit is a new one. */
 
@@ -15,8 +15,8 @@ export interface SkillWithCurrent {
 /** What an edit may change; a change of any of it is a new version. */
 export type SkillContent = Pick<SkillVersion, 'description' | 'instructions' | 'tools'>;
 
-function selectSkillsWithCurrent(tx: TenantTx) {
-  return tx
+function selectSkillsWithCurrent(reader: TenantScoped) {
+  return reader
     .selectFrom('skills')
     .innerJoin('skill_versions', (join) => join.onRef('skill_versions.skill_id', '=', 'skills.id').onRef('skill_versions.version', '=', 'skills.version'))
     .selectAll('skills')
@@ -39,8 +39,8 @@ function withCurrent({ version_id, description, instructions, tools, version_cre
 }
 
 /** The skill `ref` names (by id, else by name: db/refs.ts) with its current version, in one read. */
-export async function findSkill(tx: TenantTx, tenantId: string, ref: string): Promise<SkillWithCurrent | undefined> {
-  const row = await findByRef(selectSkillsWithCurrent(tx), 'skills', tenantId, ref);
+export async function findSkill(reader: TenantScoped, tenantId: string, ref: string): Promise<SkillWithCurrent | undefined> {
+  const row = await findByRef(selectSkillsWithCurrent(reader), 'skills', tenantId, ref);
   return row && withCurrent(row);
 }
 
@@ -66,18 +66,18 @@ export async function findSkillByName(tx: TenantTx, tenantId: string, name: stri
   return tx.selectFrom('skills').selectAll().where('tenant_id', '=', tenantId).where('name', '=', name).executeTakeFirst();
 }
 
-export async function findSkillVersion(tx: TenantTx, tenantId: string, skillId: string, version: number): Promise<SkillVersion | undefined> {
-  return findTenantRow(tx, 'skill_versions', tenantId, { skill_id: skillId, version });
+export async function findSkillVersion(reader: TenantScoped, tenantId: string, skillId: string, version: number): Promise<SkillVersion | undefined> {
+  return findTenantRow(reader, 'skill_versions', tenantId, { skill_id: skillId, version });
 }
 
-export async function listSkillsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<SkillWithCurrent>> {
-  const { items, nextCursor } = await fetchPage(selectSkillsWithCurrent(tx).where('skills.tenant_id', '=', tenantId), 'skills.id', pageQuery);
+export async function listSkillsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<SkillWithCurrent>> {
+  const { items, nextCursor } = await fetchPage(selectSkillsWithCurrent(reader).where('skills.tenant_id', '=', tenantId), 'skills.id', pageQuery);
   return { items: items.map(withCurrent), nextCursor };
 }
 
 /** Every version of the skill, newest first. */
-export async function listVersionsOfSkill(tx: TenantTx, tenantId: string, skillId: string): Promise<SkillVersion[]> {
-  return tx.selectFrom('skill_versions').selectAll().where('skill_id', '=', skillId).where('tenant_id', '=', tenantId).orderBy('version', 'desc').execute();
+export async function listVersionsOfSkill(reader: TenantScoped, tenantId: string, skillId: string): Promise<SkillVersion[]> {
+  return reader.selectFrom('skill_versions').selectAll().where('skill_id', '=', skillId).where('tenant_id', '=', tenantId).orderBy('version', 'desc').execute();
 }
 
 /** Creates the skill with `content` as version 1, unless the workspace has a skill by this name (then undefined). */

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { CompiledQuery, sql, type DatabaseConnection, type Dialect, type Driver, type TransactionSettings, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type DatabaseConnection, type Dialect, type Driver, type Kysely, type TransactionSettings, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
@@ -15,6 +15,12 @@ declare const tenantScoped: unique symbol;
  * tenant-scoped one is meant.
  */
 export type TenantTx = Transaction<Database> & { readonly [tenantScoped]: true };
+
+/**
+ * What reads one tenant's rows: a `TenantTx`, or `readAsTenant`'s reader (db/tenant-reads.ts). A
+ * repository function that only reads takes this, so that both may call it.
+ */
+export type TenantScoped = Kysely<Database> & { readonly [tenantScoped]: true };
 
 /** The tenant `withTenant` is starting a transaction for, until a driver (or withTenant itself) has set it. */
 interface TenantStart {

@@ -4,7 +4,7 @@ import { newId } from './ids.js';
 import { page, type Page, type PageQuery } from './page.js';
 import type { RunSource } from './runs.js';
 import type { Thread } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `threads` table: an agent's conversations, each a sequence of runs. */
 
@@ -32,8 +32,8 @@ export async function touchThread(
   return (await q.returning('id').executeTakeFirst()) !== undefined;
 }
 
-export async function findThread(tx: TenantTx, tenantId: string, agentId: string, threadId: string): Promise<Thread | undefined> {
-  return findTenantRow(tx, 'threads', tenantId, { id: threadId, agent_id: agentId });
+export async function findThread(reader: TenantScoped, tenantId: string, agentId: string, threadId: string): Promise<Thread | undefined> {
+  return findTenantRow(reader, 'threads', tenantId, { id: threadId, agent_id: agentId });
 }
 
 export type ThreadSummary = Pick<Thread, 'id' | 'title' | 'created_at' | 'updated_at'> & { run_count: number };
@@ -42,8 +42,8 @@ export type ThreadSummary = Pick<Thread, 'id' | 'title' | 'created_at' | 'update
  * A page of the agent's threads, most recently active first, each with its number of runs. The cursor
  * is the last thread of the previous page; the page continues strictly after it in (updated_at, id) order.
  */
-export async function listThreadsPage(tx: TenantTx, tenantId: string, agentId: string, { limit, cursor }: PageQuery): Promise<Page<ThreadSummary>> {
-  let q = tx
+export async function listThreadsPage(reader: TenantScoped, tenantId: string, agentId: string, { limit, cursor }: PageQuery): Promise<Page<ThreadSummary>> {
+  let q = reader
     .selectFrom('threads')
     .select(['threads.id', 'threads.title', 'threads.created_at', 'threads.updated_at'])
     .select((eb) => eb.selectFrom('runs').select(eb.fn.countAll<number>().as('n')).whereRef('runs.thread_id', '=', 'threads.id').as('run_count'))
@@ -54,7 +54,7 @@ export async function listThreadsPage(tx: TenantTx, tenantId: string, agentId: s
     .orderBy('threads.id', 'desc')
     .limit(limit + 1);
   if (cursor) {
-    const after = await tx.selectFrom('threads').select(['updated_at', 'id']).where('id', '=', cursor).where('tenant_id', '=', tenantId).executeTakeFirst();
+    const after = await reader.selectFrom('threads').select(['updated_at', 'id']).where('id', '=', cursor).where('tenant_id', '=', tenantId).executeTakeFirst();
     if (after) q = q.where(sql<boolean>`(threads.updated_at, threads.id) < (${after.updated_at}, ${after.id})`);
   }
   const rows = await q.execute();

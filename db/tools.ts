@@ -3,7 +3,7 @@ import { fetchPage, type Page, type PageQuery } from './page.js';
 import { findAllByRef, findByName, findByRef } from './refs.js';
 import { insertByNameIfNew } from './save-by-name.js';
 import type { AgentToolConfig, BrowserToolConfig, Tool, ToolKind } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `tools` table: the workspace's tool catalog. */
 
@@ -17,8 +17,8 @@ export interface ToolDefinition {
   browser: BrowserToolConfig | null;
 }
 
-export async function listToolsPage(tx: TenantTx, tenantId: string, pageQuery: PageQuery): Promise<Page<Tool>> {
-  return fetchPage(tx.selectFrom('tools').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+export async function listToolsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Tool>> {
+  return fetchPage(reader.selectFrom('tools').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
 }
 
 /** Creates the tool unless the workspace has one by this name (then undefined, and nothing changes). */

@@ -1,6 +1,6 @@
 import { newId } from './ids.js';
 import type { VoiceCallTurn } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `voice_call_turns` table: a call's caller turns, each with the run it started; the agent's turns are those runs' outputs. */
 
@@ -13,6 +13,6 @@ export async function insertCallTurn(tx: TenantTx, tenantId: string, callId: str
 }
 
 /** The call's caller turns, in order. */
-export async function listCallTurns(tx: TenantTx, tenantId: string, callId: string): Promise<VoiceCallTurn[]> {
-  return tx.selectFrom('voice_call_turns').selectAll().where('tenant_id', '=', tenantId).where('call_id', '=', callId).orderBy('id').execute();
+export async function listCallTurns(reader: TenantScoped, tenantId: string, callId: string): Promise<VoiceCallTurn[]> {
+  return reader.selectFrom('voice_call_turns').selectAll().where('tenant_id', '=', tenantId).where('call_id', '=', callId).orderBy('id').execute();
 }

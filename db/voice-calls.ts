@@ -2,7 +2,7 @@ import { newId } from './ids.js';
 import type { Page, PageQuery } from './page.js';
 import { page } from './page.js';
 import type { CallDirection, VoiceCall } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `voice_calls` table: calls that came through a voice channel (docs/channels.md), one per provider call id and channel. */
 
@@ -56,8 +56,8 @@ export async function endCall(tx: TenantTx, tenantId: string, callId: string, du
     .executeTakeFirstOrThrow();
 }
 
-export async function findCall(tx: TenantTx, tenantId: string, callId: string): Promise<VoiceCall | undefined> {
-  return tx.selectFrom('voice_calls').selectAll().where('id', '=', callId).where('tenant_id', '=', tenantId).executeTakeFirst();
+export async function findCall(reader: TenantScoped, tenantId: string, callId: string): Promise<VoiceCall | undefined> {
+  return reader.selectFrom('voice_calls').selectAll().where('id', '=', callId).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
 export interface CallFilter {
@@ -69,8 +69,8 @@ export interface CallFilter {
 }
 
 /** A page of the workspace's calls, most recent first (the cursor is the last call of the previous page). */
-export async function listCallsPage(tx: TenantTx, tenantId: string, filter: CallFilter, { limit, cursor }: PageQuery): Promise<Page<VoiceCall>> {
-  let q = tx.selectFrom('voice_calls').selectAll().where('tenant_id', '=', tenantId).orderBy('id', 'desc').limit(limit + 1);
+export async function listCallsPage(reader: TenantScoped, tenantId: string, filter: CallFilter, { limit, cursor }: PageQuery): Promise<Page<VoiceCall>> {
+  let q = reader.selectFrom('voice_calls').selectAll().where('tenant_id', '=', tenantId).orderBy('id', 'desc').limit(limit + 1);
   if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
   if (filter.startedAfter) q = q.where('started_at', '>=', filter.startedAfter);
   if (filter.startedBefore) q = q.where('started_at', '<', filter.startedBefore);

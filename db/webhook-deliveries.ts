@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { newId } from './ids.js';
 import { page, type Page, type PageQuery } from './page.js';
 import type { WebhookAttempt, WebhookAttemptOutcome, WebhookDelivery, WebhookDeliveryStatus } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `webhook_events`, `webhook_deliveries` and `webhook_attempts` tables: what was sent to which
@@ -178,8 +178,8 @@ export async function setDeliveryState(
 
 export type DeliveryRow = WebhookDelivery & { event_type: string };
 
-function deliveries(tx: TenantTx, tenantId: string, webhookId: string) {
-  return tx
+function deliveries(reader: TenantScoped, tenantId: string, webhookId: string) {
+  return reader
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
     .selectAll('d')
@@ -189,20 +189,20 @@ function deliveries(tx: TenantTx, tenantId: string, webhookId: string) {
 }
 
 /** A page of a subscription's deliveries, newest first (the cursor is the last delivery id of the page before). */
-export async function listDeliveriesPage(tx: TenantTx, tenantId: string, webhookId: string, { limit, cursor }: PageQuery): Promise<Page<DeliveryRow>> {
-  let q = deliveries(tx, tenantId, webhookId).orderBy('d.id', 'desc').limit(limit + 1);
+export async function listDeliveriesPage(reader: TenantScoped, tenantId: string, webhookId: string, { limit, cursor }: PageQuery): Promise<Page<DeliveryRow>> {
+  let q = deliveries(reader, tenantId, webhookId).orderBy('d.id', 'desc').limit(limit + 1);
   if (cursor) q = q.where('d.id', '<', cursor);
   return page(await q.execute(), limit);
 }
 
-export async function findDelivery(tx: TenantTx, tenantId: string, webhookId: string, deliveryId: string): Promise<(DeliveryRow & { payload: string }) | undefined> {
-  return deliveries(tx, tenantId, webhookId).select('e.payload').where('d.id', '=', deliveryId).executeTakeFirst();
+export async function findDelivery(reader: TenantScoped, tenantId: string, webhookId: string, deliveryId: string): Promise<(DeliveryRow & { payload: string }) | undefined> {
+  return deliveries(reader, tenantId, webhookId).select('e.payload').where('d.id', '=', deliveryId).executeTakeFirst();
 }
 
 /** The attempts of these deliveries, in the order they were made. */
-export async function listAttempts(tx: TenantTx, tenantId: string, deliveryIds: string[]): Promise<WebhookAttempt[]> {
+export async function listAttempts(reader: TenantScoped, tenantId: string, deliveryIds: string[]): Promise<WebhookAttempt[]> {
   if (deliveryIds.length === 0) return [];
-  return tx
+  return reader
     .selectFrom('webhook_attempts')
     .selectAll()
     .where('tenant_id', '=', tenantId)

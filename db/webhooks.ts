@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { newId } from './ids.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { Webhook } from './schema.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `webhooks` table: outbound webhook subscriptions (docs/webhooks.md). */
 
@@ -34,12 +34,12 @@ export async function insertWebhook(tx: TenantTx, tenantId: string, id: string, 
     .executeTakeFirstOrThrow();
 }
 
-export async function findWebhook(tx: TenantTx, tenantId: string, id: string): Promise<Webhook | undefined> {
-  return tx.selectFrom('webhooks').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
+export async function findWebhook(reader: TenantScoped, tenantId: string, id: string): Promise<Webhook | undefined> {
+  return reader.selectFrom('webhooks').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
-export async function listWebhooksPage(tx: TenantTx, tenantId: string, query: PageQuery): Promise<Page<Webhook>> {
-  return fetchPage(tx.selectFrom('webhooks').selectAll().where('tenant_id', '=', tenantId), 'id', query);
+export async function listWebhooksPage(reader: TenantScoped, tenantId: string, query: PageQuery): Promise<Page<Webhook>> {
+  return fetchPage(reader.selectFrom('webhooks').selectAll().where('tenant_id', '=', tenantId), 'id', query);
 }
 
 /**

@@ -5,6 +5,7 @@ import type { AppDeps } from '../api/deps.js';
 import type { OperationContext } from '../api/operation.js';
 import { createSchedule, updateScheduleOperation } from '../api/routes/schedules.js';
 import { deleteScheduleById, insertSchedule, SCHEDULES_PER_TENANT } from '../db/schedules.js';
+import { readAsTenant } from '../db/tenant-reads.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import { TenantIdAttribute } from '../workflows/search-attributes.js';
 import { call, newTenant, type TestTenant } from './support/api.js';
@@ -49,6 +50,7 @@ function callHandler<P, B>(
     koa: undefined as never,
     caller: { tenantId: tenant.tenantId, keyId: 'direct-handler-call', kind: 'management' },
     tenant: (work) => withTenant(testPlatform().db, tenant.tenantId, work),
+    tenantReads: (work) => readAsTenant(testPlatform().db, tenant.tenantId, work),
   });
 }
 

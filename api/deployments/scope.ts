@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { isVisitorOfThread } from '../../db/deployments.js';
 import type { Run } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant-transaction.js';
+import type { TenantScoped, TenantTx } from '../../db/tenant-transaction.js';
 import { notFound } from '../errors.js';
 import type { Caller } from '../operation.js';
 import { RUN_RATE_LIMIT, takeRateLimitToken } from '../rate-limit.js';
@@ -27,9 +27,9 @@ export const VISITOR_TOKEN_HEADER = 'X-Visitor-Token';
  * The run the caller may read or answer: any of the workspace's for an API key; for a publishable key
  * only one its deployment started, on a thread whose visitor token `visitorToken` is.
  */
-export async function runOfCaller(tx: TenantTx, caller: Caller, run: Run, ref: string, visitorToken: string): Promise<Run> {
+export async function runOfCaller(reader: TenantScoped, caller: Caller, run: Run, ref: string, visitorToken: string): Promise<Run> {
   if (!caller.deployment) return run;
-  if (run.deployment_id !== caller.deployment.id || !(await isVisitor(tx, caller, run.thread_id, visitorToken))) throw notFound('run', ref);
+  if (run.deployment_id !== caller.deployment.id || !(await isVisitor(reader, caller, run.thread_id, visitorToken))) throw notFound('run', ref);
   return run;
 }
 
@@ -38,8 +38,8 @@ export async function threadOfCaller(tx: TenantTx, caller: Caller, threadId: str
   if (caller.deployment && !(await isVisitor(tx, caller, threadId, visitorToken))) throw notFound('thread', threadId);
 }
 
-async function isVisitor(tx: TenantTx, caller: Caller, threadId: string, visitorToken: string): Promise<boolean> {
-  return visitorToken !== '' && isVisitorOfThread(tx, caller.tenantId, caller.deployment!.id, threadId, visitorToken);
+async function isVisitor(reader: TenantScoped, caller: Caller, threadId: string, visitorToken: string): Promise<boolean> {
+  return visitorToken !== '' && isVisitorOfThread(reader, caller.tenantId, caller.deployment!.id, threadId, visitorToken);
 }
 
 /** What a run the caller starts records: its source and, for a publishable key, its deployment and pinned version. */

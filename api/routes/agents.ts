@@ -130,8 +130,8 @@ export const getAgent = defineOperation<{ id: string }>({
   params: refParams,
   errors: ['not_found'],
   responses: { 200: { description: 'The agent', schema: agentBody } },
-  handler: async ({ params, caller, tenant }) => {
-    const agent = await tenant((tx) => agentOr404(tx, caller.tenantId, params.id));
+  handler: async ({ params, caller, tenantReads }) => {
+    const agent = await tenantReads((reader) => agentOr404(reader, caller.tenantId, params.id));
     return { status: 200, body: { agent: agentJson(agent) } };
   },
 });
@@ -210,10 +210,10 @@ export const listAgentVersions = defineOperation<{ id: string }>({
       ),
     },
   },
-  handler: async ({ params, caller, tenant }) => {
-    const { agent, versions } = await tenant(async (tx) => {
-      const found = await agentOr404(tx, caller.tenantId, params.id);
-      return { agent: found, versions: await listVersionsOfAgent(tx, caller.tenantId, found.id) };
+  handler: async ({ params, caller, tenantReads }) => {
+    const { agent, versions } = await tenantReads(async (reader) => {
+      const found = await agentOr404(reader, caller.tenantId, params.id);
+      return { agent: found, versions: await listVersionsOfAgent(reader, caller.tenantId, found.id) };
     });
     const current = currentVersion(versions);
     const none = { version: null, version_id: null, status: null, published: false, graph: null };

@@ -115,8 +115,8 @@ export const getBrowserSignIn = defineOperation<{ id: string }>({
   params: refParams,
   errors: ['not_found'],
   responses: { 200: { description: 'The sign-in', schema: closedObject({ sign_in: signInSchema }) } },
-  handler: async ({ params, caller, tenant }) => {
-    const row = await tenant((tx) => signInOr404(tx, caller.tenantId, params.id));
+  handler: async ({ params, caller, tenantReads }) => {
+    const row = await tenantReads((reader) => signInOr404(reader, caller.tenantId, params.id));
     return { status: 200, body: { sign_in: signInJson(row) } };
   },
 });

@@ -86,11 +86,11 @@ export const listChannels = defineOperation<Record<string, never>, PageQuery & {
     },
   },
   responses: { 200: { description: 'A page of channels', schema: listOf('channels', channelSchema) } },
-  handler: async ({ query, caller, tenant, deps }) => {
-    const { items, nextCursor } = await tenant(async (tx) => {
-      const agent = query.agent ? await findAgent(tx, caller.tenantId, query.agent) : undefined;
+  handler: async ({ query, caller, tenantReads, deps }) => {
+    const { items, nextCursor } = await tenantReads(async (reader) => {
+      const agent = query.agent ? await findAgent(reader, caller.tenantId, query.agent) : undefined;
       if (query.agent && !agent) return { items: [], nextCursor: null };
-      return listChannelsPage(tx, caller.tenantId, { agentId: agent?.id }, query);
+      return listChannelsPage(reader, caller.tenantId, { agentId: agent?.id }, query);
     });
     return { status: 200, body: { channels: items.map((row) => channelJson(row, deps.publicUrl)), next_cursor: nextCursor } };
   },
@@ -132,8 +132,8 @@ export const getChannel = defineOperation<{ id: string }>({
   params: idParams,
   errors: ['not_found'],
   responses: { 200: { description: 'The channel', schema: closedObject({ channel: channelSchema }) } },
-  handler: async ({ params, caller, tenant, deps }) => {
-    const channel = await tenant((tx) => channelOr404(tx, caller.tenantId, params.id));
+  handler: async ({ params, caller, tenantReads, deps }) => {
+    const channel = await tenantReads((reader) => channelOr404(reader, caller.tenantId, params.id));
     return { status: 200, body: { channel: channelJson(channel, deps.publicUrl) } };
   },
 });

@@ -147,8 +147,8 @@ export const listDeployments = defineOperation<Record<string, never>, PageQuery>
   access: 'key',
   query: pageQuery,
   responses: { 200: { description: 'A page of deployments', schema: listOf('deployments', deploymentSchema) } },
-  handler: async ({ query, caller, tenant, deps }) => {
-    const { items, nextCursor } = await tenant((tx) => listDeploymentsPage(tx, caller.tenantId, query));
+  handler: async ({ query, caller, tenantReads, deps }) => {
+    const { items, nextCursor } = await tenantReads((reader) => listDeploymentsPage(reader, caller.tenantId, query));
     return { status: 200, body: { deployments: items.map((row) => deploymentJson(row, deps.publicUrl)), next_cursor: nextCursor } };
   },
 });
@@ -185,8 +185,8 @@ export const getDeployment = defineOperation<{ id: string }>({
   params: refParams,
   errors: ['not_found'],
   responses: { 200: { description: 'The deployment', schema: deploymentBody } },
-  handler: async ({ params, caller, tenant, deps }) => {
-    const deployment = await tenant((tx) => deploymentOr404(tx, caller.tenantId, params.id));
+  handler: async ({ params, caller, tenantReads, deps }) => {
+    const deployment = await tenantReads((reader) => deploymentOr404(reader, caller.tenantId, params.id));
     return { status: 200, body: { deployment: deploymentJson(deployment, deps.publicUrl) } };
   },
 });

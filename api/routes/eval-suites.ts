@@ -5,7 +5,7 @@ import { listProviderNames } from '../../db/provider-connections.js';
 import { deleteCaseById, insertCases, listCasesPage, type NewCase } from '../../db/eval-cases.js';
 import { deleteSuiteById, findSuitesByRef, listSuitesPage, saveSuite, findSuiteIdByName, updateSuite, type SuiteWithCount } from '../../db/eval-suites.js';
 import type { EvalCase, StoredScorer } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant-transaction.js';
+import type { TenantScoped } from '../../db/tenant-transaction.js';
 import { defineDeleteOperation } from '../delete-operation.js';
 import { ApiError, invalidRequest, orNotFound, type FieldError } from '../errors.js';
 import { conflictIfNameTaken } from '../name-conflict.js';
@@ -94,9 +94,9 @@ function assertScorers(scorers: unknown, field: string, workspaceProviders: Read
  * The one suite `ref` names (an id, or a name; `agentRef` narrows a name to one agent's suites): 404
  * when none, 409 with `matching_ids` when the name is shared by several agents' suites.
  */
-export async function suiteOr404(tx: TenantTx, tenantId: string, ref: string, agentRef?: string): Promise<SuiteWithCount> {
-  const agentId = agentRef === undefined ? undefined : (await agentOr404(tx, tenantId, agentRef)).id;
-  const suites = await findSuitesByRef(tx, tenantId, ref, agentId);
+export async function suiteOr404(reader: TenantScoped, tenantId: string, ref: string, agentRef?: string): Promise<SuiteWithCount> {
+  const agentId = agentRef === undefined ? undefined : (await agentOr404(reader, tenantId, agentRef)).id;
+  const suites = await findSuitesByRef(reader, tenantId, ref, agentId);
   if (suites.length > 1) {
     throw new ApiError('conflict', `suite name '${ref}' is used by ${suites.length} agents' suites; address one by id, or add ?agent=`, {
       matching_ids: suites.map((s) => s.id),
@@ -126,10 +126,10 @@ export const listSuites = defineOperation<Record<string, never>, { agent?: strin
   query: { ...pageQuery, properties: { ...(pageQuery.properties as object), agent: { type: 'string', minLength: 1 } } },
   errors: ['not_found'],
   responses: { 200: { description: 'A page of suites', schema: listOf('suites', suiteSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant(async (tx) => {
-      const agentId = query.agent === undefined ? undefined : (await agentOr404(tx, caller.tenantId, query.agent)).id;
-      return listSuitesPage(tx, caller.tenantId, { agentId }, query);
+  handler: async ({ query, caller, tenantReads }) => {
+    const { items, nextCursor } = await tenantReads(async (reader) => {
+      const agentId = query.agent === undefined ? undefined : (await agentOr404(reader, caller.tenantId, query.agent)).id;
+      return listSuitesPage(reader, caller.tenantId, { agentId }, query);
     });
     return { status: 200, body: { suites: items.map(suiteJson), next_cursor: nextCursor } };
   },
@@ -178,8 +178,8 @@ export const getSuite = defineOperation<{ ref: string }, { agent?: string }>({
   query: suiteRefQuery,
   errors: ['not_found', 'conflict'],
   responses: { 200: { description: 'The suite', schema: suiteBody } },
-  handler: async ({ params, query, caller, tenant }) => {
-    const suite = await tenant((tx) => suiteOr404(tx, caller.tenantId, params.ref, query.agent));
+  handler: async ({ params, query, caller, tenantReads }) => {
+    const suite = await tenantReads((reader) => suiteOr404(reader, caller.tenantId, params.ref, query.agent));
     return { status: 200, body: { suite: suiteJson(suite) } };
   },
 });
@@ -239,10 +239,10 @@ export const listCases = defineOperation<{ ref: string }, { agent?: string; limi
   query: { ...pageQuery, properties: { ...(pageQuery.properties as object), ...(suiteRefQuery.properties as object) } },
   errors: ['not_found', 'conflict'],
   responses: { 200: { description: 'A page of cases', schema: listOf('cases', caseSchema) } },
-  handler: async ({ params, query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant(async (tx) => {
-      const suite = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
-      return listCasesPage(tx, caller.tenantId, suite.id, query);
+  handler: async ({ params, query, caller, tenantReads }) => {
+    const { items, nextCursor } = await tenantReads(async (reader) => {
+      const suite = await suiteOr404(reader, caller.tenantId, params.ref, query.agent);
+      return listCasesPage(reader, caller.tenantId, suite.id, query);
     });
     return { status: 200, body: { cases: items.map(caseJson), next_cursor: nextCursor } };
   },

@@ -21,7 +21,8 @@ import {
   updateExperiment,
 } from '../../db/experiments.js';
 import type { Experiment, ExperimentStatus, StoredScorer } from '../../db/schema.js';
-import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
+import { readAsTenant } from '../../db/tenant-reads.js';
+import type { TenantScoped, TenantTx } from '../../db/tenant-transaction.js';
 import {
   DEFAULT_EXPERIMENT_CONCURRENCY,
   EXPERIMENT_TASK_QUEUE,
@@ -146,10 +147,10 @@ function experimentJson(experiment: Experiment, counts: CellCounts | undefined, 
 }
 
 /** The experiments as JSON, with their cell counts and sums read in two queries for the lot. */
-async function experimentsJson(tx: TenantTx, tenantId: string, experiments: Experiment[]) {
+async function experimentsJson(reader: TenantScoped, tenantId: string, experiments: Experiment[]) {
   const ids = experiments.map((e) => e.id);
-  const counts = await countCellsByStatus(tx, tenantId, ids);
-  const usage = await sumCellUsage(tx, tenantId, ids);
+  const counts = await countCellsByStatus(reader, tenantId, ids);
+  const usage = await sumCellUsage(reader, tenantId, ids);
   return experiments.map((e) => experimentJson(e, counts.get(e.id), usage.get(e.id)));
 }
 
@@ -326,21 +327,21 @@ export const listExperiments = defineOperation<Record<string, never>, { suite?: 
   },
   errors: ['not_found', 'conflict'],
   responses: { 200: { description: 'A page of experiments', schema: listOf('experiments', experimentSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const body = await tenant(async (tx) => {
-      const agentId = query.agent === undefined ? undefined : (await agentOr404(tx, caller.tenantId, query.agent)).id;
-      const suiteId = query.suite === undefined ? undefined : await suiteFilter(tx, caller.tenantId, query.suite, query.agent);
-      const { items, nextCursor } = await listExperimentsPage(tx, caller.tenantId, { agentId, suiteId, status: query.status }, query);
-      return { experiments: await experimentsJson(tx, caller.tenantId, items), next_cursor: nextCursor };
+  handler: async ({ query, caller, tenantReads }) => {
+    const body = await tenantReads(async (reader) => {
+      const agentId = query.agent === undefined ? undefined : (await agentOr404(reader, caller.tenantId, query.agent)).id;
+      const suiteId = query.suite === undefined ? undefined : await suiteFilter(reader, caller.tenantId, query.suite, query.agent);
+      const { items, nextCursor } = await listExperimentsPage(reader, caller.tenantId, { agentId, suiteId, status: query.status }, query);
+      return { experiments: await experimentsJson(reader, caller.tenantId, items), next_cursor: nextCursor };
     });
     return { status: 200, body };
   },
 });
 
 /** The suite a `suite` filter names: a suite's id or name, or the id of a deleted suite (its experiments remain). */
-async function suiteFilter(tx: TenantTx, tenantId: string, ref: string, agentRef: string | undefined): Promise<string> {
+async function suiteFilter(reader: TenantScoped, tenantId: string, ref: string, agentRef: string | undefined): Promise<string> {
   try {
-    return (await suiteOr404(tx, tenantId, ref, agentRef)).id;
+    return (await suiteOr404(reader, tenantId, ref, agentRef)).id;
   } catch (err) {
     if (err instanceof ApiError && err.code === 'not_found' && ref.startsWith('sui_')) return ref;
     throw err;
@@ -441,6 +442,7 @@ export const getExperiment = defineOperation<{ id: string }, { results?: boolean
       },
     },
   },
+  // Not a tenant read: the first report of a finished experiment keeps its cells (keepFinishedCells).
   handler: async ({ params, query, caller, tenant, deps }) => {
     const { experiment, leaderboard, matrix } = await tenant(async (tx) =>
       experimentReport(tx, deps.finishedCells, await experimentOr404(tx, caller.tenantId, params.id), query.results === true),
@@ -614,8 +616,8 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
   query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
   responses: { 200: { description: 'Server-Sent Events', contentType: 'text/event-stream', schema: serverSentEvent } },
-  handler: async ({ params, query, caller, tenant, deps, koa }) => {
-    const experiment = await tenant((tx) => experimentOr404(tx, caller.tenantId, params.id));
+  handler: async ({ params, query, caller, tenantReads, deps, koa }) => {
+    const experiment = await tenantReads((reader) => experimentOr404(reader, caller.tenantId, params.id));
     const lastEventId = koa.get('Last-Event-ID');
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
     return streamEventLog(koa, after, {
@@ -625,7 +627,7 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
       read: (afterSeq, limit) => readExperimentEvents(deps.db, caller.tenantId, experiment.id, afterSeq, limit),
       endsAfter: (event) => EXPERIMENT_TERMINAL_EVENTS.has(event.type),
       isOver: async () => {
-        const current = await withTenant(deps.db, caller.tenantId, (tx) => findExperiment(tx, caller.tenantId, experiment.id));
+        const current = await readAsTenant(deps.db, caller.tenantId, (reader) => findExperiment(reader, caller.tenantId, experiment.id));
         return current === undefined || isExperimentFinished(current.status);
       },
     });

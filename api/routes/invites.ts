@@ -63,10 +63,10 @@ export const listInvites = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   errors: ['forbidden'],
   responses: { 200: { description: 'A page of invites', schema: listOf('invites', inviteSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant(async (tx) => {
-      await requireMemberManager(tx, caller);
-      return listInvitesPage(tx, caller.tenantId, query);
+  handler: async ({ query, caller, tenantReads }) => {
+    const { items, nextCursor } = await tenantReads(async (reader) => {
+      await requireMemberManager(reader, caller);
+      return listInvitesPage(reader, caller.tenantId, query);
     });
     const now = oauthClock.now();
     return { status: 200, body: { invites: items.map((invite) => inviteJson(invite, now)), next_cursor: nextCursor } };

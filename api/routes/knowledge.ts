@@ -177,10 +177,10 @@ export const listDocuments = defineOperation<{ kb: string }, PageQuery>({
   query: pageQuery,
   errors: ['not_found'],
   responses: { 200: { description: 'A page of documents', schema: listOf('documents', documentSchema) } },
-  handler: async ({ params, query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant(async (tx) => {
-      const kb = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
-      return listDocumentsPage(tx, caller.tenantId, kb.id, query);
+  handler: async ({ params, query, caller, tenantReads }) => {
+    const { items, nextCursor } = await tenantReads(async (reader) => {
+      const kb = await knowledgeBaseOr404(reader, caller.tenantId, params.kb);
+      return listDocumentsPage(reader, caller.tenantId, kb.id, query);
     });
     return { status: 200, body: { documents: items.map(documentJson), next_cursor: nextCursor } };
   },
@@ -313,10 +313,10 @@ export const getDocument = defineOperation<{ kb: string; documentId: string }, {
   query: { type: 'object', additionalProperties: false, properties: { markdown: { type: 'boolean', default: false } } },
   errors: ['not_found'],
   responses: { 200: { description: 'The document', schema: documentBody } },
-  handler: async ({ params, query, caller, tenant }) => {
-    const doc = await tenant(async (tx) => {
-      const kb = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
-      return findDocument(tx, caller.tenantId, kb.id, params.documentId);
+  handler: async ({ params, query, caller, tenantReads }) => {
+    const doc = await tenantReads(async (reader) => {
+      const kb = await knowledgeBaseOr404(reader, caller.tenantId, params.kb);
+      return findDocument(reader, caller.tenantId, kb.id, params.documentId);
     });
     if (!doc) throw notFound('document', params.documentId);
     const { markdown, ...rest } = doc;

@@ -57,10 +57,10 @@ export const listMembers = defineOperation<Record<string, never>, PageQuery>({
   query: pageQuery,
   errors: ['forbidden'],
   responses: { 200: { description: 'A page of members', schema: listOf('members', memberSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant(async (tx) => {
-      await requireMemberManager(tx, caller);
-      return listMembersPage(tx, caller.tenantId, query);
+  handler: async ({ query, caller, tenantReads }) => {
+    const { items, nextCursor } = await tenantReads(async (reader) => {
+      await requireMemberManager(reader, caller);
+      return listMembersPage(reader, caller.tenantId, query);
     });
     return { status: 200, body: { members: items.map(memberJson), next_cursor: nextCursor } };
   },

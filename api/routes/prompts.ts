@@ -142,8 +142,8 @@ export const getPrompt = defineOperation<{ name: string }>({
   params: nameParams,
   errors: ['not_found'],
   responses: { 200: { description: 'The prompt', schema: promptBody } },
-  handler: async ({ params, caller, tenant }) => {
-    const { prompt, current } = await tenant((tx) => promptOr404(tx, caller.tenantId, params.name));
+  handler: async ({ params, caller, tenantReads }) => {
+    const { prompt, current } = await tenantReads((reader) => promptOr404(reader, caller.tenantId, params.name));
     return { status: 200, body: { prompt: promptJson(prompt, current) } };
   },
 });
@@ -163,10 +163,10 @@ export const listPromptVersions = defineOperation<{ name: string }>({
       schema: closedObject({ prompt_id: { type: 'string' }, name: { type: 'string' }, versions: { type: 'array', items: versionSchema } }),
     },
   },
-  handler: async ({ params, caller, tenant }) => {
-    const { prompt, versions } = await tenant(async (tx) => {
-      const { prompt } = await promptOr404(tx, caller.tenantId, params.name);
-      return { prompt, versions: await listVersionsOfPrompt(tx, caller.tenantId, prompt.id) };
+  handler: async ({ params, caller, tenantReads }) => {
+    const { prompt, versions } = await tenantReads(async (reader) => {
+      const { prompt } = await promptOr404(reader, caller.tenantId, params.name);
+      return { prompt, versions: await listVersionsOfPrompt(reader, caller.tenantId, prompt.id) };
     });
     return { status: 200, body: { prompt_id: prompt.id, name: prompt.name, versions: versions.map(versionJson) } };
   },
@@ -182,10 +182,10 @@ export const getPromptVersion = defineOperation<{ name: string; version: number 
   params: { type: 'object', required: ['name', 'version'], properties: { name: { type: 'string', minLength: 1 }, version: { type: 'integer', minimum: 1, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
   responses: { 200: { description: 'The version', schema: closedObject({ version: versionSchema }) } },
-  handler: async ({ params, caller, tenant }) => {
-    const version = await tenant(async (tx) => {
-      const { prompt } = await promptOr404(tx, caller.tenantId, params.name);
-      return findPromptVersion(tx, caller.tenantId, prompt.id, params.version);
+  handler: async ({ params, caller, tenantReads }) => {
+    const version = await tenantReads(async (reader) => {
+      const { prompt } = await promptOr404(reader, caller.tenantId, params.name);
+      return findPromptVersion(reader, caller.tenantId, prompt.id, params.version);
     });
     if (!version) throw notFound('prompt version', `${params.name}@${params.version}`);
     return { status: 200, body: { version: versionJson(version) } };

@@ -164,8 +164,8 @@ export const getProvider = defineOperation<{ name: string }>({
   params: nameParams,
   errors: ['not_found'],
   responses: { 200: { description: 'The connection', schema: closedObject({ provider: providerSchema }) } },
-  handler: async ({ params, caller, tenant }) => {
-    const row = await tenant((tx) => providerOr404(tx, caller.tenantId, params.name));
+  handler: async ({ params, caller, tenantReads }) => {
+    const row = await tenantReads((reader) => providerOr404(reader, caller.tenantId, params.name));
     return { status: 200, body: { provider: providerJson(row) } };
   },
 });

@@ -5,7 +5,7 @@ import { agentOr404 } from './agents.js';
 import type { PageQuery } from '../../db/page.js';
 import { hasRunHistory } from '../../db/run-histories.js';
 import { listRunSteps } from '../../db/run-steps.js';
-import type { TenantTx } from '../../db/tenant-transaction.js';
+import type { TenantScoped } from '../../db/tenant-transaction.js';
 import { createQueuedRun, findRun, isTerminal, listRunsPage } from '../../db/runs.js';
 import type { Run } from '../../db/schema.js';
 import { failureTypeOf } from '../../workflows/failures.js';
@@ -39,8 +39,8 @@ const runIdParams = pathParams(['runId']);
 const runOr404 = refOr404(findRun, 'run');
 
 /** The run, or 404 — also when the caller is a publishable key the run is not visible to (api/deployments/scope.ts). */
-async function callersRunOr404(tx: TenantTx, caller: Caller, runId: string, koa: Koa.Context): Promise<Run> {
-  return runOfCaller(tx, caller, await runOr404(tx, caller.tenantId, runId), runId, koa.get(VISITOR_TOKEN_HEADER));
+async function callersRunOr404(reader: TenantScoped, caller: Caller, runId: string, koa: Koa.Context): Promise<Run> {
+  return runOfCaller(reader, caller, await runOr404(reader, caller.tenantId, runId), runId, koa.get(VISITOR_TOKEN_HEADER));
 }
 
 export const startRun = defineOperation<{ id: string }, unknown, { input: string; thread_id?: string }>({
@@ -97,8 +97,8 @@ export const streamEvents = defineOperation<{ runId: string }, { after?: number 
   query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
   responses: { 200: eventStream },
-  handler: async ({ params, query, caller, tenant, deps, koa }) => {
-    await tenant(async (tx) => callersRunOr404(tx, caller, params.runId, koa));
+  handler: async ({ params, query, caller, tenantReads, deps, koa }) => {
+    await tenantReads(async (reader) => callersRunOr404(reader, caller, params.runId, koa));
     const lastEventId = koa.get('Last-Event-ID');
     // Nine digits at most: a larger number is no sequence number of ours, and would overflow the query.
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
@@ -123,10 +123,10 @@ export const getRun = defineOperation<{ runId: string }>({
       schema: closedObject({ run: runSchema, steps: { type: 'array', items: stepSchema } }),
     },
   },
-  handler: async ({ params, caller, tenant, koa }) => {
-    const { run, steps } = await tenant(async (tx) => ({
-      run: await callersRunOr404(tx, caller, params.runId, koa),
-      steps: await listRunSteps(tx, caller.tenantId, params.runId),
+  handler: async ({ params, caller, tenantReads, koa }) => {
+    const { run, steps } = await tenantReads(async (reader) => ({
+      run: await callersRunOr404(reader, caller, params.runId, koa),
+      steps: await listRunSteps(reader, caller.tenantId, params.runId),
     }));
     // A website's visitor sees the conversation, not the tool calls, prompts and guardrail findings behind it.
     if (caller.deployment) return { status: 200, body: { run: { ...runJson(run), prompts: [], skills: [], guardrail_trips: [] }, steps: [] } };
@@ -152,14 +152,14 @@ function runListQuery(withAgentFilter: boolean): JsonSchema {
   };
 }
 
-async function listRuns({ query, caller, tenant }: OperationContext<unknown, RunListQuery, unknown>, agentRef?: string) {
-  const { items, nextCursor } = await tenant(async (tx) => {
+async function listRuns({ query, caller, tenantReads }: OperationContext<unknown, RunListQuery, unknown>, agentRef?: string) {
+  const { items, nextCursor } = await tenantReads(async (reader) => {
     const filter = { source: query.source, parentRunId: query.parent_run_id };
-    if (agentRef) return listRunsPage(tx, caller.tenantId, { ...filter, agentId: (await agentOr404(tx, caller.tenantId, agentRef)).id }, query);
+    if (agentRef) return listRunsPage(reader, caller.tenantId, { ...filter, agentId: (await agentOr404(reader, caller.tenantId, agentRef)).id }, query);
     // A filter is not an address: an `agent` that names no agent matches no run (the spec lists 200 and 401 only).
-    const filtered = query.agent ? await findAgent(tx, caller.tenantId, query.agent) : undefined;
+    const filtered = query.agent ? await findAgent(reader, caller.tenantId, query.agent) : undefined;
     if (query.agent && !filtered) return { items: [], nextCursor: null };
-    return listRunsPage(tx, caller.tenantId, { ...filter, agentId: filtered?.id }, query);
+    return listRunsPage(reader, caller.tenantId, { ...filter, agentId: filtered?.id }, query);
   });
   return { status: 200, body: { runs: items.map(runJson), next_cursor: nextCursor } };
 }

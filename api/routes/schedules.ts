@@ -236,11 +236,11 @@ export const listSchedules = defineOperation<Record<string, never>, PageQuery & 
     },
   },
   responses: { 200: { description: 'A page of schedules', schema: listOf('schedules', scheduleSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant(async (tx) => {
-      const agent = query.agent ? await findAgent(tx, caller.tenantId, query.agent) : undefined;
+  handler: async ({ query, caller, tenantReads }) => {
+    const { items, nextCursor } = await tenantReads(async (reader) => {
+      const agent = query.agent ? await findAgent(reader, caller.tenantId, query.agent) : undefined;
       if (query.agent && !agent) return { items: [], nextCursor: null };
-      return listSchedulesPage(tx, caller.tenantId, { agentId: agent?.id }, query);
+      return listSchedulesPage(reader, caller.tenantId, { agentId: agent?.id }, query);
     });
     return { status: 200, body: { schedules: items.map(scheduleJson), next_cursor: nextCursor } };
   },
@@ -325,7 +325,7 @@ export const getSchedule = defineOperation<{ id: string }>({
   errors: ['not_found'],
   responses: { 200: { description: 'The schedule', schema: scheduleBody } },
   handler: async (ctx) => {
-    const schedule = await ctx.tenant((tx) => scheduleOr404(tx, ctx.caller.tenantId, ctx.params.id));
+    const schedule = await ctx.tenantReads((reader) => scheduleOr404(reader, ctx.caller.tenantId, ctx.params.id));
     return { status: 200, body: await scheduleDetail(ctx, schedule) };
   },
 });

@@ -267,8 +267,8 @@ export const getSkill = defineOperation<{ ref: string }>({
   params: refParams,
   errors: ['not_found'],
   responses: { 200: { description: 'The skill', schema: skillBody } },
-  handler: async ({ params, caller, tenant }) => {
-    const { skill, current } = await tenant((tx) => skillOr404(tx, caller.tenantId, params.ref));
+  handler: async ({ params, caller, tenantReads }) => {
+    const { skill, current } = await tenantReads((reader) => skillOr404(reader, caller.tenantId, params.ref));
     return { status: 200, body: { skill: skillJson(skill, current) } };
   },
 });
@@ -288,10 +288,10 @@ export const listSkillVersions = defineOperation<{ ref: string }>({
       schema: closedObject({ skill_id: { type: 'string' }, name: { type: 'string' }, versions: { type: 'array', items: versionSchema } }),
     },
   },
-  handler: async ({ params, caller, tenant }) => {
-    const { skill, versions } = await tenant(async (tx) => {
-      const { skill } = await skillOr404(tx, caller.tenantId, params.ref);
-      return { skill, versions: await listVersionsOfSkill(tx, caller.tenantId, skill.id) };
+  handler: async ({ params, caller, tenantReads }) => {
+    const { skill, versions } = await tenantReads(async (reader) => {
+      const { skill } = await skillOr404(reader, caller.tenantId, params.ref);
+      return { skill, versions: await listVersionsOfSkill(reader, caller.tenantId, skill.id) };
     });
     return { status: 200, body: { skill_id: skill.id, name: skill.name, versions: versions.map(versionJson) } };
   },
@@ -307,10 +307,10 @@ export const getSkillVersion = defineOperation<{ ref: string; version: number }>
   params: { type: 'object', required: ['ref', 'version'], properties: { ref: { type: 'string', minLength: 1 }, version: { type: 'integer', minimum: 1, maximum: MAX_REQUEST_INTEGER } } },
   errors: ['not_found'],
   responses: { 200: { description: 'The version', schema: closedObject({ version: versionSchema }) } },
-  handler: async ({ params, caller, tenant }) => {
-    const version = await tenant(async (tx) => {
-      const { skill } = await skillOr404(tx, caller.tenantId, params.ref);
-      return findSkillVersion(tx, caller.tenantId, skill.id, params.version);
+  handler: async ({ params, caller, tenantReads }) => {
+    const version = await tenantReads(async (reader) => {
+      const { skill } = await skillOr404(reader, caller.tenantId, params.ref);
+      return findSkillVersion(reader, caller.tenantId, skill.id, params.version);
     });
     if (!version) throw notFound('skill version', `${params.ref}@${params.version}`);
     return { status: 200, body: { version: versionJson(version) } };

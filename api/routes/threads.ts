@@ -40,10 +40,10 @@ export const listThreads = defineOperation<Record<string, never>, { agent: strin
   }),
   errors: ['not_found'],
   responses: { 200: { description: 'A page of thread summaries', schema: listOf('threads', summarySchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant(async (tx) => {
-      const agent = await agentOr404(tx, caller.tenantId, query.agent);
-      return listThreadsPage(tx, caller.tenantId, agent.id, query);
+  handler: async ({ query, caller, tenantReads }) => {
+    const { items, nextCursor } = await tenantReads(async (reader) => {
+      const agent = await agentOr404(reader, caller.tenantId, query.agent);
+      return listThreadsPage(reader, caller.tenantId, agent.id, query);
     });
     return {
       status: 200,
@@ -71,11 +71,11 @@ export const getThread = defineOperation<{ threadId: string }, { agent: string }
       schema: closedObject({ thread_id: { type: 'string' }, agent_id: { type: 'string' }, title: { type: 'string' }, turns: { type: 'array', items: turnSchema } }),
     },
   },
-  handler: async ({ params, query, caller, tenant }) => {
-    const { thread, runs } = await tenant(async (tx) => {
-      const agent = await agentOr404(tx, caller.tenantId, query.agent);
-      const thread = orNotFound(await findThread(tx, caller.tenantId, agent.id, params.threadId), 'thread', params.threadId);
-      return { thread, runs: await listThreadRuns(tx, caller.tenantId, thread.id) };
+  handler: async ({ params, query, caller, tenantReads }) => {
+    const { thread, runs } = await tenantReads(async (reader) => {
+      const agent = await agentOr404(reader, caller.tenantId, query.agent);
+      const thread = orNotFound(await findThread(reader, caller.tenantId, agent.id, params.threadId), 'thread', params.threadId);
+      return { thread, runs: await listThreadRuns(reader, caller.tenantId, thread.id) };
     });
     return {
       status: 200,

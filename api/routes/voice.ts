@@ -113,16 +113,16 @@ export const listVoiceCalls = defineOperation<Record<string, never>, CallListQue
     },
   },
   responses: { 200: { description: 'A page of calls', schema: listOf('calls', callSchema) } },
-  handler: async ({ query, caller, tenant }) => {
-    const { items, nextCursor } = await tenant(async (tx) => {
-      const agent = query.agent ? await findAgent(tx, caller.tenantId, query.agent) : undefined;
+  handler: async ({ query, caller, tenantReads }) => {
+    const { items, nextCursor } = await tenantReads(async (reader) => {
+      const agent = query.agent ? await findAgent(reader, caller.tenantId, query.agent) : undefined;
       if (query.agent && !agent) return { items: [], nextCursor: null };
       const filter = {
         agentId: agent?.id,
         startedAfter: query.started_after ? new Date(query.started_after) : undefined,
         startedBefore: query.started_before ? new Date(query.started_before) : undefined,
       };
-      return listCallsPage(tx, caller.tenantId, filter, query);
+      return listCallsPage(reader, caller.tenantId, filter, query);
     });
     return { status: 200, body: { calls: items.map(callJson), next_cursor: nextCursor } };
   },
@@ -138,11 +138,11 @@ export const getVoiceCall = defineOperation<{ id: string }>({
   params: pathParams(['id'], 200),
   errors: ['not_found'],
   responses: { 200: { description: 'The call', schema: closedObject({ call: callDetailSchema }) } },
-  handler: async ({ params, caller, tenant }) => {
-    const { call, turns, runs } = await tenant(async (tx) => {
-      const call = await callOr404(tx, caller.tenantId, params.id);
-      const turns = await listCallTurns(tx, caller.tenantId, call.id);
-      const runs = await listRunsByIds(tx, caller.tenantId, turns.flatMap((turn) => (turn.run_id ? [turn.run_id] : [])));
+  handler: async ({ params, caller, tenantReads }) => {
+    const { call, turns, runs } = await tenantReads(async (reader) => {
+      const call = await callOr404(reader, caller.tenantId, params.id);
+      const turns = await listCallTurns(reader, caller.tenantId, call.id);
+      const runs = await listRunsByIds(reader, caller.tenantId, turns.flatMap((turn) => (turn.run_id ? [turn.run_id] : [])));
       return { call, turns, runs };
     });
     const byId = new Map(runs.map((run) => [run.id, run]));

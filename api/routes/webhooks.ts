@@ -9,7 +9,7 @@ import { outboundPolicyFromEnv } from '../../activities/tools/outbound-policy.js
 import { newId } from '../../db/ids.js';
 import type { PageQuery } from '../../db/page.js';
 import type { Webhook, WebhookAttempt } from '../../db/schema.js';
-import type { TenantTx } from '../../db/tenant-transaction.js';
+import type { TenantScoped } from '../../db/tenant-transaction.js';
 import {
   beginRedelivery,
   findDelivery,
@@ -133,10 +133,10 @@ function deliveryJson(row: DeliveryRow, attempts: WebhookAttempt[]) {
   };
 }
 
-async function deliveryWithAttempts(tx: TenantTx, tenantId: string, webhookId: string, deliveryId: string) {
-  const row = await findDelivery(tx, tenantId, webhookId, deliveryId);
+async function deliveryWithAttempts(reader: TenantScoped, tenantId: string, webhookId: string, deliveryId: string) {
+  const row = await findDelivery(reader, tenantId, webhookId, deliveryId);
   if (!row) throw notFound('delivery', deliveryId);
-  return { row, json: deliveryJson(row, await listAttempts(tx, tenantId, [row.id])) };
+  return { row, json: deliveryJson(row, await listAttempts(reader, tenantId, [row.id])) };
 }
 
 /** The URL's problem under the outbound guard's policy, as a 400 naming the field. */
@@ -209,8 +209,8 @@ export const getWebhook = defineOperation<{ id: string }>({
   params: idParams,
   errors: ['not_found'],
   responses: { 200: { description: 'The subscription', schema: closedObject({ webhook: webhookSchema }) } },
-  handler: async ({ params, caller, tenant }) => {
-    const row = await tenant((tx) => webhookOr404(tx, caller.tenantId, params.id));
+  handler: async ({ params, caller, tenantReads }) => {
+    const row = await tenantReads((reader) => webhookOr404(reader, caller.tenantId, params.id));
     return { status: 200, body: { webhook: webhookJson(row) } };
   },
 });
@@ -315,11 +315,11 @@ export const listWebhookDeliveries = defineOperation<{ id: string }, PageQuery>(
   query: pageQuery,
   errors: ['not_found'],
   responses: { 200: { description: 'A page of deliveries', schema: listOf('deliveries', deliverySchema) } },
-  handler: async ({ params, query, caller, tenant }) => {
-    const body = await tenant(async (tx) => {
-      await webhookOr404(tx, caller.tenantId, params.id);
-      const { items, nextCursor } = await listDeliveriesPage(tx, caller.tenantId, params.id, query);
-      const attempts = await listAttempts(tx, caller.tenantId, items.map((row) => row.id));
+  handler: async ({ params, query, caller, tenantReads }) => {
+    const body = await tenantReads(async (reader) => {
+      await webhookOr404(reader, caller.tenantId, params.id);
+      const { items, nextCursor } = await listDeliveriesPage(reader, caller.tenantId, params.id, query);
+      const attempts = await listAttempts(reader, caller.tenantId, items.map((row) => row.id));
       return { deliveries: items.map((row) => deliveryJson(row, attempts)), next_cursor: nextCursor };
     });
     return { status: 200, body };
@@ -336,10 +336,10 @@ export const getWebhookDelivery = defineOperation<{ id: string; delivery_id: str
   params: deliveryParams,
   errors: ['not_found'],
   responses: { 200: { description: 'The delivery', schema: closedObject({ delivery: deliveryDetailSchema }) } },
-  handler: async ({ params, caller, tenant }) => {
-    const { row, json } = await tenant(async (tx) => {
-      await webhookOr404(tx, caller.tenantId, params.id);
-      return deliveryWithAttempts(tx, caller.tenantId, params.id, params.delivery_id);
+  handler: async ({ params, caller, tenantReads }) => {
+    const { row, json } = await tenantReads(async (reader) => {
+      await webhookOr404(reader, caller.tenantId, params.id);
+      return deliveryWithAttempts(reader, caller.tenantId, params.id, params.delivery_id);
     });
     return { status: 200, body: { delivery: { ...json, payload: JSON.parse(row.payload) as unknown } } };
   },
