@@ -1,6 +1,6 @@
 import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { NewRun } from '../db/runs.js';
-import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
+import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE, agentRunInput } from '../workflows/agent-run-api.js';
 import type { agentRun } from '../workflows/agent-run.js';
 import { runSearchAttributes } from '../workflows/search-attributes.js';
 
@@ -12,7 +12,7 @@ export async function startAgentRunWorkflow(temporal: Client, run: NewRun & { ru
     // A run runs once: a late second start (a channel message's retry) must not run an ended run again.
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     taskQueue: AGENT_RUN_TASK_QUEUE,
-    args: [{ tenantId: run.tenantId, runId: run.runId }],
+    args: [agentRunInput(run)],
     typedSearchAttributes: runSearchAttributes(run),
   });
 }

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { GuardrailConfigError } from '../activities/guardrails/errors.js';
 import type { RunRef } from '../activities/runs/types.js';
 import type { agentRun } from '../workflows/agent-run.js';
-import { AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
+import { AGENT_RUN_WORKFLOW_TYPE, agentRunInput } from '../workflows/agent-run-api.js';
 import { BOOKKEEPING_RETRY } from '../workflows/bookkeeping-retry.js';
 import { ActivityLog, bookkeepingMocks, builtinTool, planNode, runPlan, runRef, textTurn, toolCallTurn } from './support/agent-run-mocks.js';
 import { failure } from './support/failure.js';
@@ -22,7 +22,7 @@ describe('agentRun workflow: finite retries', () => {
 
   /** Starts the run as the API does (the workflow id is the run id), on the test worker's queue. */
   const startRun = (taskQueue: string, ref: RunRef) =>
-    env.start((client) => client.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, { taskQueue, workflowId: ref.runId, args: [ref] }));
+    env.start((client) => client.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, { taskQueue, workflowId: ref.runId, args: [agentRunInput(ref)] }));
 
   const guardrail = { name: 'no-secrets', kind: 'regex' as const, target: 'input' as const, action: 'block' as const, config: { pattern: 'x' } };
 

@@ -4,7 +4,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { expect } from 'chai';
 import type { RunRef } from '../activities/runs/types.js';
 import type { agentRun } from '../workflows/agent-run.js';
-import { AGENT_RUN_WORKFLOW_TYPE, agentRunFailure, answerUpdate, pendingQuestionQuery } from '../workflows/agent-run-api.js';
+import { AGENT_RUN_VERSION, AGENT_RUN_WORKFLOW_TYPE, agentRunFailure, agentRunInput, answerUpdate, pendingQuestionQuery } from '../workflows/agent-run-api.js';
 import {
   ActivityLog,
   bookkeepingMocks,
@@ -38,7 +38,7 @@ describe('agentRun workflow', () => {
 
   /** Starts the run as the API does: the workflow id is the run id. */
   function startRun(taskQueue: string, ref: RunRef) {
-    return env.start((client) => client.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, { taskQueue, workflowId: ref.runId, args: [ref] }));
+    return env.start((client) => client.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, { taskQueue, workflowId: ref.runId, args: [agentRunInput(ref)] }));
   }
 
   /** The workflow's failure: a WorkflowFailedError whose cause says why. */
@@ -136,6 +136,29 @@ describe('agentRun workflow', () => {
     // A workflow tool's error is the model's to read, not the run's end.
     expect(outcomes[3]).to.have.property('ok', false);
     expect(outcomes[3]).to.have.property('error').that.matches(/wait_until needs/);
+  });
+
+  it('leaves a run of a newer workflow version to a worker that knows it: its task fails and is retried, nothing runs', async () => {
+    const ref = runRef();
+    const log = new ActivityLog();
+    const activities = log.record(bookkeepingMocks(runPlan(ref, {})));
+
+    const taskFailures = await env.withWorker(activities, async (taskQueue) => {
+      const handle = await env.start((client) =>
+        client.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, { taskQueue, workflowId: ref.runId, args: [{ ...agentRunInput(ref), version: AGENT_RUN_VERSION + 1 }] }),
+      );
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const events = (await handle.fetchHistory()).events ?? [];
+        const failed = events.filter((event) => event.workflowTaskFailedEventAttributes);
+        if (failed.length > 0) return { failed, status: (await handle.describe()).status.name };
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return { failed: [], status: 'never failed a task' };
+    });
+
+    expect(taskFailures.status).to.equal('RUNNING');
+    expect(taskFailures.failed[0]!.workflowTaskFailedEventAttributes!.failure!.message).to.include(`workflow version ${AGENT_RUN_VERSION + 1}`);
+    expect(log.names()).to.deep.equal([]);
   });
 
   it('fails with max_turns_exceeded when a node’s model keeps asking for tools', async () => {

@@ -78,9 +78,15 @@ describe('replay', () => {
     expect(response.body.event_count).to.be.greaterThan(20);
     expect(await replayQueuesOf(runId)).to.deep.equal([TASK_QUEUES.replays]);
 
+    // Started at the current version, the run took every change without asking: no patch marker, and no
+    // search-attribute upsert with one (AgentRunInput.version).
+    const stored = await testPlatform().db.selectFrom('run_histories').select('history').where('run_id', '=', runId).executeTakeFirstOrThrow();
+    const events = (stored.history as { events: Array<{ eventType: string; markerRecordedEventAttributes?: { markerName: string } }> }).events;
+    expect(events.filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_patch')).to.deep.equal([]);
+    expect(events.filter((event) => event.eventType === 'EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES')).to.deep.equal([]);
+
     if (process.env.RECORD_HISTORY_FIXTURE) {
       // RECORD_HISTORY_FIXTURE=1 npm test -- --grep replay: after an intended change of agentRun.
-      const stored = await testPlatform().db.selectFrom('run_histories').select('history').where('run_id', '=', runId).executeTakeFirstOrThrow();
       fs.writeFileSync(FIXTURE, JSON.stringify(stored.history, null, 1) + '\n');
     }
   });

@@ -17,6 +17,25 @@ export interface AgentRunInput {
   runId: string;
   /** A subagent's run: the run (and workflow id) whose tool call started it, which its questions go to. */
   parentRunId?: string;
+  /**
+   * The workflow code's version when the run started (`AGENT_RUN_VERSION`); absent on runs started before
+   * versions. A change to the workflow applies without asking to runs of the version that introduced it
+   * and later, and through `patched()` to older ones, which replay the way their histories went. Why not
+   * `patched()` alone: on a new run each one records a marker and upserts the `TemporalChangeVersion`
+   * search attribute, a visibility write per patch on every run (docs/performance.md).
+   */
+  version?: number;
+}
+
+/**
+ * Version 1 has every change made under `patched()` before versions: `local-bookkeeping`, `begin-run`,
+ * `workflow-skills` and `history-queue` (workflows/agent-run.ts). The next change to the workflow raises it.
+ */
+export const AGENT_RUN_VERSION = 1;
+
+/** The input a run's workflow starts with, at the current version: what every starter of a run passes. */
+export function agentRunInput(ref: { tenantId: string; runId: string }, parentRunId?: string): AgentRunInput {
+  return { tenantId: ref.tenantId, runId: ref.runId, ...(parentRunId ? { parentRunId } : {}), version: AGENT_RUN_VERSION };
 }
 
 export interface AgentRunResult {

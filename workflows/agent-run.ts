@@ -23,7 +23,9 @@ import type { PlanStep } from '../activities/tools/builtins/plan.js';
 import { builtinTool } from '../activities/tools/builtins/registry.js';
 import { SkillSession } from '../activities/tools/builtins/skill-session.js';
 import {
+  AGENT_RUN_VERSION,
   agentRunFailure,
+  agentRunInput,
   answerUpdate,
   pendingQuestionQuery,
   relayedQuestionId,
@@ -93,7 +95,12 @@ interface PendingQuestion {
  * The run's state lives in `AgentRun`; this function only wires the messages to it.
  */
 export async function agentRun(input: AgentRunInput): Promise<AgentRunResult> {
-  const run = new AgentRun({ tenantId: input.tenantId, runId: input.runId }, input.parentRunId);
+  // Started by newer code than this worker's (a rolling upgrade, a rollback): an error that is no Temporal
+  // failure fails the workflow task, which is retried until a worker that knows the version takes it.
+  if ((input.version ?? 0) > AGENT_RUN_VERSION) {
+    throw new Error(`the run is of workflow version ${input.version}; this worker knows versions up to ${AGENT_RUN_VERSION}`);
+  }
+  const run = new AgentRun({ tenantId: input.tenantId, runId: input.runId }, input.parentRunId, input.version ?? 0);
   setHandler(pendingQuestionQuery, () => run.pendingQuestion);
   setHandler(answerUpdate, (args) => run.answer(args), { validator: (args) => run.validateAnswer(args) });
   setHandler(subagentQuestionSignal, (asked) => run.subagentAsked(asked));
@@ -132,9 +139,16 @@ class AgentRun {
   constructor(
     private readonly ref: RunRef,
     /** A subagent's run: the run that started it, which shows this run's questions as its own. */
-    private readonly parentRunId?: string,
+    private readonly parentRunId: string | undefined,
+    /** The workflow code's version the run started at (AgentRunInput.version; 0 before versions). */
+    private readonly version: number,
   ) {
-    this.books = patched('local-bookkeeping') ? localBookkeeping : bookkeeping;
+    this.books = this.has('local-bookkeeping', 1) ? localBookkeeping : bookkeeping;
+  }
+
+  /** Whether the change `patchId`, made at workflow version `since`, applies to this run (AgentRunInput.version). */
+  private has(patchId: string, since: number): boolean {
+    return this.version >= since || patched(patchId);
   }
 
   async execute(): Promise<AgentRunResult> {
@@ -175,7 +189,7 @@ class AgentRun {
 
   private async runGraph(): Promise<string> {
     // Runs recorded before the activity's rename asked for `startRun`; their histories must replay.
-    const runPlan = patched('begin-run') ? await this.books.beginRun(this.ref) : await this.books.startRun(this.ref);
+    const runPlan = this.has('begin-run', 1) ? await this.books.beginRun(this.ref) : await this.books.startRun(this.ref);
     // Plans recorded before guardrails existed have neither list (the history fixture holds one).
     this.outputGuardrails = runPlan.outputGuardrails ?? [];
     this.source = runPlan.source;
@@ -237,7 +251,7 @@ class AgentRun {
     const builtin = step.tool?.kind === 'builtin' ? builtinTool(step.tool.builtin) : undefined;
     // Before skills, list_skills and use_skill failed in executeTool; runs recorded then replay that way.
     const skillTool = step.tool?.builtin === 'list_skills' || step.tool?.builtin === 'use_skill';
-    if (builtin?.runsIn !== 'workflow' || (skillTool && !patched('workflow-skills'))) return calls.executeTool(step);
+    if (builtin?.runsIn !== 'workflow' || (skillTool && !this.has('workflow-skills', 1))) return calls.executeTool(step);
 
     await this.books.beginStep(step);
     let outcome: StepOutcome;
@@ -350,7 +364,7 @@ class AgentRun {
       const child = await startChild(agentRun, {
         workflowId: start.runId,
         taskQueue: workflowInfo().taskQueue,
-        args: [{ tenantId: this.ref.tenantId, runId: start.runId, parentRunId: this.ref.runId }],
+        args: [agentRunInput({ tenantId: this.ref.tenantId, runId: start.runId }, this.ref.runId)],
         typedSearchAttributes: runSearchAttributes({ tenantId: this.ref.tenantId, agentId: start.agentId, source: start.source }),
         // A cancelled parent waits for its child to record its end, so the child's cost is in the parent's.
         cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -385,7 +399,7 @@ class AgentRun {
     await this.books.finishRun({ ...this.ref, ...end, turns: this.turns });
     // finishRun queued the history for the archiver (activities/runs/history.ts); runs started before
     // the queue archive it with a child of their own, as their histories say.
-    if (patched('history-queue')) return;
+    if (this.has('history-queue', 1)) return;
     await startChild(archiveRunHistory, {
       workflowId: archiveRunHistoryWorkflowId(this.ref.runId),
       taskQueue: workflowInfo().taskQueue,

@@ -1,7 +1,7 @@
 import { ChildWorkflowFailure, executeChild, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { BOOKKEEPING_RETRY } from './bookkeeping-retry.js';
-import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from './agent-run-api.js';
+import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE, agentRunInput } from './agent-run-api.js';
 import type { agentRun } from './agent-run.js';
 import type { ExperimentCellInput } from './experiment-api.js';
 import { runSearchAttributes } from './search-attributes.js';
@@ -41,7 +41,7 @@ export async function runExperimentCell(input: ExperimentCellInput): Promise<voi
     await executeChild<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, {
       workflowId: start.runId,
       taskQueue: AGENT_RUN_TASK_QUEUE,
-      args: [{ tenantId: input.tenantId, runId: start.runId }],
+      args: [agentRunInput({ tenantId: input.tenantId, runId: start.runId })],
       typedSearchAttributes: runSearchAttributes({ tenantId: input.tenantId, agentId: start.agentId, source: 'eval', experimentId: input.experimentId }),
     });
   } catch (err) {

@@ -1,6 +1,6 @@
 import { ApplicationFailure, ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE } from './agent-run-api.js';
+import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE, agentRunInput } from './agent-run-api.js';
 import type { agentRun } from './agent-run.js';
 import { BOOKKEEPING_RETRY } from './bookkeeping-retry.js';
 import { SCHEDULED_RUN_NOT_STARTED, type ScheduledRunInput, type ScheduledRunResult } from './scheduled-run-api.js';
@@ -22,7 +22,7 @@ export async function scheduledRun(input: ScheduledRunInput): Promise<ScheduledR
     await executeChild<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, {
       workflowId: start.runId,
       taskQueue: AGENT_RUN_TASK_QUEUE,
-      args: [{ tenantId: input.tenantId, runId: start.runId }],
+      args: [agentRunInput({ tenantId: input.tenantId, runId: start.runId })],
       typedSearchAttributes: runSearchAttributes({ tenantId: input.tenantId, agentId: start.agentId, source: 'schedule' }),
       // Were the firing ended from outside, its run is cancelled the ordinary way (and records it) rather than cut off.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
