@@ -106,6 +106,22 @@ describe('run history archiver', function () {
     }
   });
 
+  it('starts the archiver again when it has ended, and archives what waited meanwhile', async () => {
+    const archiver = testPlatform().temporal.workflow.getHandle(RUN_HISTORY_ARCHIVER_WORKFLOW_ID);
+    await testWorkerPool().stop();
+    await testWorkerPool().start({ RUN_HISTORY_ARCHIVER_CHECK_MS: '500' });
+    try {
+      await archiver.terminate('ended from outside, as an operator in the Web UI might');
+      const runId = await finishedRun();
+      await eventually('archived by an archiver started again', async () => (await stored(runId)) !== undefined, 20_000);
+      expect(await queued(runId)).to.equal(false);
+      expect((await archiver.describe()).status.name).to.equal('RUNNING');
+    } finally {
+      await testWorkerPool().stop();
+      await testWorkerPool().start();
+    }
+  });
+
   it('keeps what is queued while no worker runs, and archives it once one starts', async () => {
     const { db } = testPlatform();
     const runId = await finishedRun();

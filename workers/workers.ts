@@ -41,6 +41,15 @@ function activitySlots(env: NodeJS.ProcessEnv): number {
   return slots;
 }
 
+/** RUN_HISTORY_ARCHIVER_CHECK_MS: how often a worker process makes sure the archiver runs (default a minute). */
+function archiverCheckMs(env: NodeJS.ProcessEnv): number {
+  const raw = env.RUN_HISTORY_ARCHIVER_CHECK_MS;
+  if (raw === undefined || raw === '') return 60_000;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms < 100) throw new Error(`RUN_HISTORY_ARCHIVER_CHECK_MS must be an integer of at least 100, not '${raw}'`);
+  return ms;
+}
+
 export interface RunningWorkers {
   /** Asks every worker to finish its in-flight tasks and stop; resolves when they have. */
   shutdown(): Promise<void>;
@@ -96,11 +105,17 @@ export async function startWorkers(options: {
   );
   const running = workers.map((worker) => worker.run());
   // Finished runs wait in Postgres for their histories to be archived; without the archiver they only wait.
-  await ensureRunHistoryArchiver(temporal).catch((err) => console.error('[worker] could not start the run-history archiver:', err));
+  // Asked again every so often, not only at start: an archiver that ended (terminated from the Web UI, or
+  // failed) would otherwise leave histories waiting until some worker restarts.
+  const ensureArchiver = () => ensureRunHistoryArchiver(temporal).catch((err) => console.error('[worker] could not start the run-history archiver:', err));
+  await ensureArchiver();
+  const archiverCheck = setInterval(() => void ensureArchiver(), archiverCheckMs(env));
+  archiverCheck.unref();
   // Searches skip vectors of other weights until they are re-embedded; a failure here only delays that.
   await startReembeddingWhenNeeded(options.db, temporal, sharedEmbedder()).catch((err) => console.error('[worker] could not start the re-embedding:', err));
   return {
     async shutdown() {
+      clearInterval(archiverCheck);
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await Promise.allSettled(running);
       await connection.close();

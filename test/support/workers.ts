@@ -11,7 +11,7 @@ import { startWorkers, type RunningWorkers } from '../../workers/workers.js';
 export interface TestWorkers {
   /** True when the workers are a process of their own that can be killed. */
   readonly separateProcess: boolean;
-  /** Starts them; `env` adds to a worker process's environment (in-process workers ignore it). */
+  /** Starts them; `env` adds to their environment. */
   start(env?: Record<string, string>): Promise<void>;
   /** Stops them: a clean shutdown in-process, SIGKILL for a worker process. */
   stop(): Promise<void>;
@@ -27,13 +27,14 @@ class InProcessWorkers implements TestWorkers {
 
   constructor(private readonly platform: Platform) {}
 
-  async start(): Promise<void> {
+  async start(env: Record<string, string> = {}): Promise<void> {
     const { temporal } = this.platform;
     this.running = await startWorkers({
       address: this.platform.temporalAddress,
       namespace: temporal.options.namespace,
       db: this.platform.db,
       bundle: await this.platform.workflowBundle(),
+      env: { ...process.env, ...env },
     });
   }
 
