@@ -5,6 +5,7 @@ import { CompiledQuery, sql, type DatabaseConnection, type Dialect, type Driver,
 type CallOptions = Parameters<Driver['acquireConnection']>[0];
 import type { Db } from './database.js';
 import { TENANT_ROLE, withTenant, type TenantScoped } from './tenant-transaction.js';
+import { withWrappedDriver } from './wrapped-driver.js';
 
 /**
  * Reads as one tenant without a transaction.
@@ -53,12 +54,7 @@ export async function readAsTenant<T>(db: Db, tenantId: string, work: (reader: T
 
 /** A dialect whose connections read as the tenant of the `readAsTenant` they serve (see the header). */
 export function readingAsTenant(dialect: Dialect): Dialect {
-  return {
-    createAdapter: () => dialect.createAdapter(),
-    createIntrospector: (db) => dialect.createIntrospector(db),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-    createDriver: () => new TenantReadDriver(dialect.createDriver()),
-  };
+  return withWrappedDriver(dialect, (driver) => new TenantReadDriver(driver));
 }
 
 class TenantReadDriver implements Driver {

@@ -3,6 +3,7 @@ import { CompiledQuery, sql, type DatabaseConnection, type Dialect, type Driver,
 import pg from 'pg';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
+import { withWrappedDriver } from './wrapped-driver.js';
 
 /** The database role tenant-scoped transactions switch to. It has no BYPASSRLS and owns no table. */
 export const TENANT_ROLE = 'agent_platform_tenant';
@@ -63,12 +64,7 @@ export async function withTenant<T>(db: Db, tenantId: string, work: (tx: TenantT
  * other transaction begins as Kysely begins it.
  */
 export function startingTenantTransactions(dialect: Dialect): Dialect {
-  return {
-    createAdapter: () => dialect.createAdapter(),
-    createIntrospector: (db) => dialect.createIntrospector(db),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-    createDriver: () => new TenantStartingDriver(dialect.createDriver()),
-  };
+  return withWrappedDriver(dialect, (driver) => new TenantStartingDriver(driver));
 }
 
 class TenantStartingDriver implements Driver {
