@@ -152,8 +152,8 @@ export async function listQueuedChildRuns(tx: TenantTx, tenantId: string, parent
 }
 
 /** The child run a subagent call (the parent's step `step`) started, if it did. */
-export async function findChildRun(tx: TenantTx, tenantId: string, parentRunId: string, step: number): Promise<Run | undefined> {
-  return tx.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('parent_run_id', '=', parentRunId).where('parent_step', '=', step).executeTakeFirst();
+export async function findChildRun(reader: TenantScoped, tenantId: string, parentRunId: string, step: number): Promise<Run | undefined> {
+  return reader.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('parent_run_id', '=', parentRunId).where('parent_step', '=', step).executeTakeFirst();
 }
 
 /** The run a schedule's firing (its Temporal run id) made, if it made one. */
@@ -191,8 +191,8 @@ export const PAUSED_RUNS_LIMIT = 200;
  * first (the console's inbox); `ids` narrows them to those runs. A subagent's question is its top run's
  * (whose question id carries the path to the child, docs/subagents.md), so child runs are left out.
  */
-export async function listPausedRuns(tx: TenantTx, tenantId: string, ids?: string[]) {
-  let q = tx
+export async function listPausedRuns(reader: TenantScoped, tenantId: string, ids?: string[]) {
+  let q = reader
     .selectFrom('runs')
     .leftJoin('agents', (join) => join.onRef('agents.id', '=', 'runs.agent_id').onRef('agents.tenant_id', '=', 'runs.tenant_id'))
     .select(['runs.id', 'runs.agent_id', 'agents.name as agent_name', 'runs.thread_id', 'runs.input', 'runs.pending_question', 'runs.source', 'runs.created_at'])
@@ -208,8 +208,8 @@ export async function listPausedRuns(tx: TenantTx, tenantId: string, ids?: strin
 }
 
 /** Only which top-level runs wait on which question, newest first: what the inbox compares on each wake-up. */
-export async function listPausedQuestionKeys(tx: TenantTx, tenantId: string): Promise<{ runId: string; questionId: string; askedAt: string }[]> {
-  const rows = await tx
+export async function listPausedQuestionKeys(reader: TenantScoped, tenantId: string): Promise<{ runId: string; questionId: string; askedAt: string }[]> {
+  const rows = await reader
     .selectFrom('runs')
     .select(['id', sql<string>`pending_question->>'id'`.as('question_id'), sql<string>`pending_question->>'asked_at'`.as('asked_at')])
     .where('tenant_id', '=', tenantId)
@@ -254,8 +254,8 @@ export async function listThreadRuns(reader: TenantScoped, tenantId: string, thr
 }
 
 /** The thread's completed runs before `beforeRunId`, oldest first: the conversation a new run continues. */
-export async function listCompletedRunsBefore(tx: TenantTx, tenantId: string, threadId: string, beforeRunId: string, last?: number) {
-  const q = tx
+export async function listCompletedRunsBefore(reader: TenantScoped, tenantId: string, threadId: string, beforeRunId: string, last?: number) {
+  const q = reader
     .selectFrom('runs')
     .select(['input', 'output'])
     .where('tenant_id', '=', tenantId)

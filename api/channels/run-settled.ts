@@ -1,6 +1,6 @@
 import { findRun, findRunStatus, isTerminal } from '../../db/runs.js';
 import type { Run, RunStatus } from '../../db/schema.js';
-import { withTenant } from '../../db/tenant-transaction.js';
+import { readAsTenant } from '../../db/tenant-reads.js';
 import type { AppDeps } from '../deps.js';
 
 /** How often the run's status is read without a notification: the poll only covers a missed one. */
@@ -27,7 +27,7 @@ export async function runWhenSettled(deps: AppDeps, tenantId: string, runId: str
     for (;;) {
       notified = false;
       const lastRead = Date.now();
-      const status = await withTenant(deps.db, tenantId, (tx) => findRunStatus(tx, tenantId, runId));
+      const status = await readAsTenant(deps.db, tenantId, (reader) => findRunStatus(reader, tenantId, runId));
       if (status === undefined) return undefined;
       if (settled(status) || Date.now() >= deadline || signal?.aborted) break;
       await new Promise<void>((resolve) => {
@@ -46,7 +46,7 @@ export async function runWhenSettled(deps: AppDeps, tenantId: string, runId: str
         if (notified || signal?.aborted) wake();
       });
     }
-    return await withTenant(deps.db, tenantId, (tx) => findRun(tx, tenantId, runId));
+    return await readAsTenant(deps.db, tenantId, (reader) => findRun(reader, tenantId, runId));
   } finally {
     signal?.removeEventListener('abort', onAbort);
     unsubscribe();

@@ -1,6 +1,7 @@
 import { findExperiment, isExperimentFinished } from '../../db/experiments.js';
 import { answerPage } from '../oauth/authorize-endpoint.js';
 import type { Experiment } from '../../db/schema.js';
+import { readAsTenant } from '../../db/tenant-reads.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import type { AppDeps } from '../deps.js';
 import { Html, html } from '../oauth/html.js';
@@ -38,7 +39,7 @@ interface MatrixRow {
 export async function showExperiment(request: SignedInRequest): Promise<void> {
   const { ctx, deps, person } = request;
   const id = ctx.params.id!;
-  const found = await findInWorkspaces(deps.db, person, id, (db, tenantId) => withTenant(db, tenantId, (tx) => findExperiment(tx, tenantId, id)));
+  const found = await findInWorkspaces(deps.db, person, id, (db, tenantId) => readAsTenant(db, tenantId, (reader) => findExperiment(reader, tenantId, id)));
   if (!found) return answerPage(ctx, 404, messagePage(request.signedIn(), 'Experiment not found', `There is no experiment ${id} in your workspaces.`));
   const live = await renderLive(deps, found.row);
   const body = html`<h1>Experiment <code>${found.row.id}</code></h1>
@@ -51,7 +52,7 @@ export async function showExperiment(request: SignedInRequest): Promise<void> {
 export async function streamExperiment(request: SignedInRequest): Promise<void> {
   const { ctx, deps, person } = request;
   const id = ctx.params.id!;
-  const found = await findInWorkspaces(deps.db, person, id, (db, tenantId) => withTenant(db, tenantId, (tx) => findExperiment(tx, tenantId, id)));
+  const found = await findInWorkspaces(deps.db, person, id, (db, tenantId) => readAsTenant(db, tenantId, (reader) => findExperiment(reader, tenantId, id)));
   if (!found) return answerText(ctx, 404, `There is no experiment ${id} in your workspaces.`);
   const tenantId = found.workspace.id;
   let sent: string | undefined;
@@ -64,7 +65,7 @@ export async function streamExperiment(request: SignedInRequest): Promise<void> 
       if (!(await currentWorkspaces(request, tenantId))) return { final: true };
       // The report is the same for every viewer of the experiment: computed once for those that woke together.
       const live = await liveReports.get(`${tenantId}\u0000${id}`, since, async () => {
-        const experiment = await withTenant(deps.db, tenantId, (tx) => findExperiment(tx, tenantId, id));
+        const experiment = await readAsTenant(deps.db, tenantId, (reader) => findExperiment(reader, tenantId, id));
         return experiment && renderLive(deps, experiment);
       });
       if (!live) return { data: { html: '<p class="empty">This experiment was deleted.</p>', final: true }, final: true };

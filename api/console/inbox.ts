@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.js';
 import { answerPage, redirect } from '../oauth/authorize-endpoint.js';
 import { lastMessageText } from '../../db/run-events.js';
 import { findRun, listCompletedRunsBefore, listPausedQuestionKeys, listPausedRuns } from '../../db/runs.js';
-import { withTenant } from '../../db/tenant-transaction.js';
+import { readAsTenant } from '../../db/tenant-reads.js';
 import { answerPausedRun } from '../answer-run.js';
 import { ApiError } from '../errors.js';
 import { Html, html } from '../oauth/html.js';
@@ -50,7 +50,7 @@ export async function showInbox(request: SignedInRequest): Promise<void> {
   // The notice names only a run of the person's: a link cannot make the page claim anything else.
   const answeredId = typeof ctx.query.answered === 'string' ? ctx.query.answered : undefined;
   const answered = answeredId
-    ? (await findInWorkspaces(deps.db, person, answeredId, (db, tenantId) => withTenant(db, tenantId, (tx) => findRun(tx, tenantId, answeredId))))?.row.id
+    ? (await findInWorkspaces(deps.db, person, answeredId, (db, tenantId) => readAsTenant(db, tenantId, (reader) => findRun(reader, tenantId, answeredId))))?.row.id
     : undefined;
   const events = `/console/inbox/events${scope ? `?workspace=${encodeURIComponent(scope.id)}` : ''}`;
   const body = html`<h1>Inbox <span class="badge" id="inbox-count">${String(shown.length)}</span></h1>
@@ -113,7 +113,7 @@ export async function submitAnswer(request: SignedInRequest): Promise<void> {
   if (answer.trim() === '') return refuse(400, 'No answer', 'Write an answer first.');
   // Code points, as the API's maxLength counts them.
   if ([...answer].length > MAX_ANSWER_LENGTH) return refuse(400, 'Answer too long', `An answer may have at most ${MAX_ANSWER_LENGTH} characters.`);
-  const found = await findInWorkspaces(deps.db, person, runId, (db, tenantId) => withTenant(db, tenantId, (tx) => findRun(tx, tenantId, runId)));
+  const found = await findInWorkspaces(deps.db, person, runId, (db, tenantId) => readAsTenant(db, tenantId, (reader) => findRun(reader, tenantId, runId)));
   if (!found) return refuse(404, 'Not found', `There is no run ${runId} in your workspaces.`);
   try {
     await answerPausedRun(deps.temporal, found.row, { answer, questionId });
@@ -140,7 +140,7 @@ function chosenWorkspace(person: Person, requested: unknown): Workspace | undefi
 async function waitingQuestionKeys(db: Db, workspaces: Workspace[]): Promise<QuestionKey[]> {
   const keys: QuestionKey[] = [];
   for (const workspace of workspaces) {
-    const rows = await withTenant(db, workspace.id, (tx) => listPausedQuestionKeys(tx, workspace.id));
+    const rows = await readAsTenant(db, workspace.id, (reader) => listPausedQuestionKeys(reader, workspace.id));
     for (const row of rows) keys.push({ key: `${row.runId}:${row.questionId}`, runId: row.runId, askedAt: row.askedAt, workspace });
   }
   return keys.sort((a, b) => (a.askedAt === b.askedAt ? (a.runId < b.runId ? 1 : -1) : a.askedAt < b.askedAt ? 1 : -1));
@@ -157,7 +157,7 @@ async function questionCards(db: Db, keys: QuestionKey[], nameWorkspace: boolean
   }
   const wanted = new Set(keys.map((k) => k.key));
   for (const { workspace, runIds } of byWorkspace.values()) {
-    const runs = await withTenant(db, workspace.id, (tx) => listPausedRuns(tx, workspace.id, runIds));
+    const runs = await readAsTenant(db, workspace.id, (reader) => listPausedRuns(reader, workspace.id, runIds));
     for (const run of runs) {
       const question = run.pending_question!;
       const key = `${run.id}:${question.id}`;
@@ -176,7 +176,7 @@ interface QuestionContext {
 }
 
 async function runContext(db: Db, tenantId: string, runId: string, threadId: string): Promise<QuestionContext> {
-  const earlier = await withTenant(db, tenantId, (tx) => listCompletedRunsBefore(tx, tenantId, threadId, runId, EARLIER_TURNS));
+  const earlier = await readAsTenant(db, tenantId, (reader) => listCompletedRunsBefore(reader, tenantId, threadId, runId, EARLIER_TURNS));
   return { earlier, said: await lastMessageText(db, tenantId, runId) };
 }
 

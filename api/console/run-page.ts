@@ -4,7 +4,7 @@ import { findAgent } from '../../db/agents.js';
 import { readRunEvents } from '../../db/run-events.js';
 import { findChildRun, findRun, listRunsPage } from '../../db/runs.js';
 import type { Run } from '../../db/schema.js';
-import { withTenant } from '../../db/tenant-transaction.js';
+import { readAsTenant } from '../../db/tenant-reads.js';
 import { html } from '../oauth/html.js';
 import { runLog, streamEventLog } from '../sse.js';
 import { consolePage, messagePage, time } from './layout.js';
@@ -26,13 +26,13 @@ const ACCESS_CHECK_MS = 1000;
 export async function showRun(request: SignedInRequest): Promise<void> {
   const { ctx, deps, person } = request;
   const runId = ctx.params.id!;
-  const found = await findInWorkspaces(deps.db, person, runId, (db, tenantId) => withTenant(db, tenantId, (tx) => findRun(tx, tenantId, runId)));
+  const found = await findInWorkspaces(deps.db, person, runId, (db, tenantId) => readAsTenant(db, tenantId, (reader) => findRun(reader, tenantId, runId)));
   if (!found) return answerPage(ctx, 404, messagePage(request.signedIn(), 'Run not found', `There is no run ${runId} in your workspaces.`));
   const { workspace, row: run } = found;
   const tenantId = workspace.id;
-  const { agentName, children } = await withTenant(deps.db, tenantId, async (tx) => ({
-    agentName: (await findAgent(tx, tenantId, run.agent_id))?.name,
-    children: (await listRunsPage(tx, tenantId, { parentRunId: run.id, source: 'all' }, { limit: CHILDREN_SHOWN })).items,
+  const { agentName, children } = await readAsTenant(deps.db, tenantId, async (reader) => ({
+    agentName: (await findAgent(reader, tenantId, run.agent_id))?.name,
+    children: (await listRunsPage(reader, tenantId, { parentRunId: run.id, source: 'all' }, { limit: CHILDREN_SHOWN })).items,
   }));
   const events = await readRunEvents(deps.db, tenantId, run.id, 0, EVENTS_PER_PAGE);
   // The subagent runs just read name the tool calls' children; only a run with more of them looks further.
@@ -57,7 +57,7 @@ ${entries.map((entry) => entry.html ?? '')}
 export async function streamRun(request: SignedInRequest): Promise<void> {
   const { ctx, deps, person } = request;
   const runId = ctx.params.id!;
-  const found = await findInWorkspaces(deps.db, person, runId, (db, tenantId) => withTenant(db, tenantId, (tx) => findRun(tx, tenantId, runId)));
+  const found = await findInWorkspaces(deps.db, person, runId, (db, tenantId) => readAsTenant(db, tenantId, (reader) => findRun(reader, tenantId, runId)));
   if (!found) return answerText(ctx, 404, `There is no run ${runId} in your workspaces.`);
   const tenantId = found.workspace.id;
   const lastEventId = ctx.get('Last-Event-ID');
@@ -89,7 +89,7 @@ export async function streamRun(request: SignedInRequest): Promise<void> {
 }
 
 function childRuns(db: Db, tenantId: string, runId: string): ChildRuns {
-  return async (step) => (await withTenant(db, tenantId, (tx) => findChildRun(tx, tenantId, runId, step)))?.id;
+  return async (step) => (await readAsTenant(db, tenantId, (reader) => findChildRun(reader, tenantId, runId, step)))?.id;
 }
 
 function runSummary(run: Run, agentName: string | undefined, workspaceName: string) {

@@ -4,7 +4,7 @@ import type Koa from 'koa';
 import { findAgent } from '../../db/agents.js';
 import { findDeploymentBySlug, SLUG_PATTERN } from '../../db/deployments.js';
 import type { Deployment } from '../../db/schema.js';
-import { withTenant } from '../../db/tenant-transaction.js';
+import { readAsTenant } from '../../db/tenant-reads.js';
 import type { AppDeps } from '../deps.js';
 import { chatPage, chatPageNotFound } from './chat-page.js';
 
@@ -22,7 +22,7 @@ export function deploymentPageRoutes(deps: AppDeps): Router {
       ctx.body = chatPageNotFound(nonces.style);
       return;
     }
-    const agent = await withTenant(deps.db, deployment.tenant_id, (tx) => findAgent(tx, deployment.tenant_id, deployment.agent_id));
+    const agent = await readAsTenant(deps.db, deployment.tenant_id, (reader) => findAgent(reader, deployment.tenant_id, deployment.agent_id));
     ctx.status = 200;
     ctx.body = chatPage({
       styleNonce: nonces.style,
