@@ -1,8 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { CompiledQuery, sql, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from 'kysely';
-
-/** Kysely's options of a connection call (an abort signal); not exported by name. */
-type CallOptions = Parameters<Driver['acquireConnection']>[0];
 import type { Db } from './database.js';
 import { TENANT_ROLE, withTenant, type TenantScoped } from './tenant-transaction.js';
 import { withWrappedDriver } from './wrapped-driver.js';
@@ -25,6 +22,9 @@ import { withWrappedDriver } from './wrapped-driver.js';
  *
  * PGlite has one connection and no pool: there a read is `withTenant`'s transaction, made read-only.
  */
+
+/** Kysely's options of a connection call (an abort signal); not exported by name. */
+type CallOptions = Parameters<Driver['acquireConnection']>[0];
 
 /** The read pool of each open Postgres database (db/database.ts attaches it). */
 const readPools = new WeakMap<Db, Db>();
@@ -93,6 +93,10 @@ class TenantReadDriver implements Driver {
   destroy: Driver['destroy'] = (options) => this.driver.destroy(options);
 }
 
+/**
+ * A pooled connection that reads as the current `readAsTenant`'s tenant. Kysely's optional
+ * `cancelQuery`/`killSession` are not passed on: no read here takes an abort signal.
+ */
 class TenantReadConnection implements DatabaseConnection {
   /** The tenant this session reads as; unset until a setting statement has succeeded. */
   private tenantId: string | undefined;
