@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { CompiledQuery, sql } from 'kysely';
 import { toSql } from 'pgvector/kysely';
 import { EMBEDDING_DIMENSIONS, EMBEDDING_DTYPE, EMBEDDING_MODEL_ID, sharedEmbedder } from '../activities/embedding/index.js';
-import { nearestChunks, queryVectors, searchKnowledge } from '../activities/knowledge/search.js';
+import { queryVectors } from '../activities/embedding/query-vector-cache.js';
+import { nearestChunks, searchKnowledge } from '../activities/knowledge/search.js';
 import { tuneVectorSearch } from '../activities/memory/memory.js';
 import type { Db } from '../db/database.js';
 import { newId } from '../db/ids.js';
@@ -21,7 +22,7 @@ import { benchmarkWithSettings } from './with-settings.js';
  *   platform started as `npm start` starts it (bench/bench-platform.ts), query text in, JSON hits out —
  *   authentication, validation, the query's embedding, the tenant transaction and the search; `http_kb`
  *   scoped to the knowledge base by name, `http_graph` in graph mode. These are COLD: the cache of query
- *   vectors (activities/knowledge/query-vector-cache.ts) is emptied before each, so every query is
+ *   vectors (activities/embedding/query-vector-cache.ts) is emptied before each, so every query is
  *   embedded; `http_repeated` is the same request asked a second time (its vector cached), and
  *   `http_small_tenant` the default request by a second workspace of SMALL_TENANT_CHUNKS chunks that
  *   shares the index (its plan and recall are recorded too: its few rows must not be sought by walking

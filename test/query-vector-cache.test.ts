@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { EmbedderUnavailableError, sharedEmbedder, type Embedder } from '../activities/embedding/index.js';
-import { QueryVectorCache } from '../activities/knowledge/query-vector-cache.js';
+import { QueryVectorCache } from '../activities/embedding/query-vector-cache.js';
+import { searchMemory } from '../activities/memory/memory.js';
+import { call, newTenant } from './support/api.js';
+import { testPlatform } from './support/global.js';
 
 /** The real embedder, counting the texts that reach it; `as` presents it as other weights (model id, dtype). */
 function counting(as: { modelId?: string; dtype?: string } = {}) {
@@ -83,5 +86,17 @@ describe('query vector cache', function () {
     const vector = await cache.vector(embedder, 't', 'what ships today?');
     expect(vector).to.have.length(384);
     expect(seen).to.deep.equal(['what ships today?', 'what ships today?']);
+  });
+
+  it('serves memory searches too: a repeated one finds the same memories without reaching the embedder', async () => {
+    const { key, tenantId } = await newTenant('memory-cache');
+    expect((await call('POST', '/v1/memory', { key, body: { content: 'The spare key is under the blue flower pot.' } })).status).to.equal(201);
+    const { embedder, seen } = counting();
+    const query = `where is the spare key? (${Date.now()})`;
+    const first = await searchMemory(testPlatform().db, embedder, tenantId, query, 3);
+    const again = await searchMemory(testPlatform().db, embedder, tenantId, query, 3);
+    expect(seen).to.deep.equal([query]);
+    expect(again).to.deep.equal(first);
+    expect(first[0]!.content).to.include('blue flower pot');
   });
 });

@@ -8,7 +8,7 @@ import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import { chunkMarkdown } from '../chunking/index.js';
 import type { Embedder } from '../embedding/index.js';
 import { tuneVectorSearch } from '../memory/memory.js';
-import { QueryVectorCache } from './query-vector-cache.js';
+import { queryVectors } from '../embedding/query-vector-cache.js';
 
 /** Knowledge bases: chunking and embedding documents, and searching their chunks. */
 
@@ -74,9 +74,6 @@ export async function embedDocument(db: Db, embedder: Embedder, tenantId: string
 export function embeddingText(headingPath: string[], content: string): string {
   return headingPath.length ? `${headingPath.join(' > ')}\n\n${content}` : content;
 }
-
-/** Query vectors of recent searches (see query-vector-cache.ts); exported for the benchmark's cold figures. */
-export const queryVectors = new QueryVectorCache();
 
 /** The chunks nearest the query by cosine similarity (plus, in graph mode, their entities' neighbours). */
 export async function searchKnowledge(db: Db, embedder: Embedder, tenantId: string, q: KnowledgeQuery): Promise<KnowledgeHit[]> {

@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import { insertMemory, memoryExists, updateMemoryById } from '../../db/memories.js';
 import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import type { Embedder } from '../embedding/index.js';
+import { queryVectors } from '../embedding/query-vector-cache.js';
 
 /** Long-term memory, shared by the API and the `memory_*` built-in tools. */
 
@@ -41,9 +42,8 @@ async function embedForStorage(embedder: Embedder, content: string): Promise<str
 
 /** The k memories nearest to the query by cosine similarity, best first. */
 export async function searchMemory(db: Db, embedder: Embedder, tenantId: string, query: string, k: number): Promise<MemoryHit[]> {
-  const [vector] = await embedder.embed([query]);
-  // pgvector's helpers take plain arrays, not the Float32Array an embedder may answer with.
-  const queryVector = Array.from(vector!);
+  // A repeated query skips the embedder (activities/embedding/query-vector-cache.ts).
+  const queryVector = await queryVectors.vector(embedder, tenantId, query);
   return withTenant(db, tenantId, async (tx) => {
     await tuneVectorSearch(tx);
     const distance = cosineDistance('embedding', queryVector).$castTo<number>();

@@ -1,4 +1,4 @@
-import type { Embedder } from '../embedding/index.js';
+import type { Embedder } from './index.js';
 
 /**
  * The last few thousand query vectors of this process, so a repeated search (an experiment re-running
@@ -50,3 +50,9 @@ async function embedOne(embedder: Embedder, text: string): Promise<number[]> {
   const [vector] = await embedder.embed([text]);
   return Array.from(vector!);
 }
+
+/**
+ * The process's one cache, shared by knowledge and memory searches (the API's and the agents' tools);
+ * exported for the search benchmark, which empties it for its cold figures.
+ */
+export const queryVectors = new QueryVectorCache();
