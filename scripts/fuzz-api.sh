@@ -26,6 +26,7 @@ log_file=""
 
 log() { echo "[fuzz] $*" >&2; }
 fail() { echo "[fuzz] FAILED: $*" >&2; exit 1; }
+source "$root/scripts/lib/python-venv.sh"
 
 cleanup() {
   local rc=$?
@@ -50,23 +51,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# schemathesis, pinned, in its own virtualenv; a second call only checks the version (~1 s).
+# schemathesis, pinned, in its own virtualenv; a second call only checks the stamp.
 install_schemathesis() {
-  if [ -x "$venv/bin/schemathesis" ] && "$venv/bin/schemathesis" --version 2>/dev/null | grep -qF "version $schemathesis_version"; then
-    return
-  fi
-  if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-    [ "$(id -u)" = 0 ] || fail "python3 with venv and ensurepip is needed (Debian: apt-get install python3-venv)"
-    log "installing python3-venv"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
-  fi
-  log "installing schemathesis $schemathesis_version into $venv"
-  # A virtualenv cannot be moved (its scripts name their interpreter by path): a failed install
-  # leaves no working `schemathesis --version` behind, so the next call starts again.
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$schemathesis_version"
+  ensure_python_venv "$venv" "schemathesis==$schemathesis_version"
 }
 
 free_port() {

