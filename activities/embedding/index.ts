@@ -1,5 +1,5 @@
 /**
- * Text embeddings: all-MiniLM-L6-v2 (ONNX, `int8` weights, onnx-community's tokenizer), 384 dimensions,
+ * Text embeddings: all-MiniLM-L6-v2 (float32 ONNX graph built from the original weights, onnx-community's tokenizer), 384 dimensions,
  * mean pooling, L2-normalized, computed in worker processes so the event loop stays free (pool.ts says why
  * not worker threads: onnxruntime-node 1.21 cannot run in more than one thread per process).
  *
