@@ -23,7 +23,7 @@ type Tensors = Map<string, Float32Array>;
 /** Where, under the models root, `npm run fetch-model` puts the original weights (`model.safetensors`). */
 export const ORIGINAL_MODEL_ID = 'sentence-transformers/all-MiniLM-L6-v2';
 
-/** The texts' vectors from the original, tokenized and truncated as the embedder's pipeline does: the first tokens, then [SEP]. */
+/** The texts' vectors from the original, tokenized and truncated as sentence-transformers does: the first tokens, then [SEP] (Transformers.js drops that [SEP]). */
 export async function originalVectors(modelsRoot: string, texts: string[]): Promise<Float32Array[]> {
   const weights = path.join(modelsRoot, ORIGINAL_MODEL_ID, 'model.safetensors');
   if (!fs.existsSync(weights)) throw new Error(`the original weights are missing (${weights}): run npm run fetch-model`);

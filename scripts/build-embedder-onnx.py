@@ -86,17 +86,17 @@ def main():
         sys.exit(__doc__)
     safetensors_path, folder = args
     model = build(load_file(safetensors_path))
-    # External data, as Transformers.js expects for model.onnx (the model's config.json says so).
-    onnx.save(model, os.path.join(folder, "model.onnx"), save_as_external_data=True, all_tensors_to_one_file=True, location="model.onnx_data", size_threshold=1024)
     if "--q8" in sys.argv:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        # Inline weights for the quantizer; per-channel int8 weights, activations quantized per call.
+        # The quantizer reads a file with the weights inline (saved before the external-data save below
+        # moves them out of `model`); per-channel int8 weights, activations quantized per call.
         inline = os.path.join(folder, "model_inline.onnx")
         onnx.save(model, inline)
         quantize_dynamic(inline, os.path.join(folder, "model_quantized.onnx"), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul", "Attention"], extra_options={"DefaultTensorType": TensorProto.FLOAT})
         os.remove(inline)
-
+    # External data, as Transformers.js expects for model.onnx (the model's config.json says so).
+    onnx.save(model, os.path.join(folder, "model.onnx"), save_as_external_data=True, all_tensors_to_one_file=True, location="model.onnx_data", size_threshold=1024)
 
 if __name__ == "__main__":
     main()

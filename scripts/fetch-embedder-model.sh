@@ -51,6 +51,13 @@ declare -A expected_sha256=(
 log() { echo "[fetch-model] $*" >&2; }
 fail() { echo "[fetch-model] FAILED: $*" >&2; exit 1; }
 
+# One fetch at a time per models root (`npm start` and `npm test` may both start one): a second waits.
+mkdir -p "$models_root"
+if command -v flock >/dev/null; then
+  exec 9>"$models_root/.fetch.lock"
+  flock 9
+fi
+
 sha256_of() {
   if command -v sha256sum >/dev/null; then
     sha256sum "$1" | cut -d' ' -f1

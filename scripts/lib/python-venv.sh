@@ -27,5 +27,5 @@ ensure_python_venv() {
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "$@" \
     || fail "pip install $wanted failed (is PyPI reachable?)"
-  echo "$wanted" > "$venv/.requirements"
+  echo "$wanted" > "$venv/.requirements.tmp" && mv -f "$venv/.requirements.tmp" "$venv/.requirements"
 }
