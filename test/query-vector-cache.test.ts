@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { EmbedderUnavailableError, sharedEmbedder, type Embedder } from '../activities/embedding/index.js';
+import { EMBEDDING_DTYPE, EmbedderUnavailableError, sharedEmbedder, type Embedder } from '../activities/embedding/index.js';
 import { QueryVectorCache } from '../activities/embedding/query-vector-cache.js';
 import { searchMemory } from '../activities/memory/memory.js';
 import { call, newTenant } from './support/api.js';
@@ -43,18 +43,18 @@ describe('query vector cache', function () {
 
   it('never answers one tenant, or one model, with a vector embedded for another', async () => {
     const cache = new QueryVectorCache();
-    const q4 = counting();
-    const other = counting({ dtype: 'fp32' });
+    const current = counting();
+    const other = counting({ dtype: `not-${EMBEDDING_DTYPE}` });
     const renamed = counting({ modelId: 'someone/other-model' });
-    await cache.vector(q4.embedder, 'tenant-a', 'launch code word');
-    await cache.vector(q4.embedder, 'tenant-b', 'launch code word');
-    expect(q4.seen, 'the second tenant embeds for itself').to.have.length(2);
+    await cache.vector(current.embedder, 'tenant-a', 'launch code word');
+    await cache.vector(current.embedder, 'tenant-b', 'launch code word');
+    expect(current.seen, 'the second tenant embeds for itself').to.have.length(2);
     await cache.vector(other.embedder, 'tenant-a', 'launch code word');
     await cache.vector(renamed.embedder, 'tenant-a', 'launch code word');
     expect(other.seen, 'another dtype embeds again').to.have.length(1);
     expect(renamed.seen, 'another model embeds again').to.have.length(1);
-    await cache.vector(q4.embedder, 'tenant-b', 'launch code word');
-    expect(q4.seen, 'each key is cached on its own').to.have.length(2);
+    await cache.vector(current.embedder, 'tenant-b', 'launch code word');
+    expect(current.seen, 'each key is cached on its own').to.have.length(2);
     expect(cache.size).to.equal(4);
   });
 
