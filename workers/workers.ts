@@ -34,20 +34,21 @@ const QUEUE_OPTIONS: Partial<Record<TaskQueue, Partial<WorkerOptions>>> = {
  * with memory to spare can take more; the crash tests hold more than 100 at once on purpose).
  */
 function activitySlots(env: NodeJS.ProcessEnv): number {
-  const raw = env.WORKER_MAX_CONCURRENT_ACTIVITIES;
-  if (raw === undefined || raw === '') return 100;
-  const slots = Number(raw);
-  if (!Number.isInteger(slots) || slots < 1) throw new Error(`WORKER_MAX_CONCURRENT_ACTIVITIES must be a positive integer, not '${raw}'`);
-  return slots;
+  return integerSetting(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 100, 1);
 }
 
 /** RUN_HISTORY_ARCHIVER_CHECK_MS: how often a worker process makes sure the archiver runs (default a minute). */
 function archiverCheckMs(env: NodeJS.ProcessEnv): number {
-  const raw = env.RUN_HISTORY_ARCHIVER_CHECK_MS;
-  if (raw === undefined || raw === '') return 60_000;
-  const ms = Number(raw);
-  if (!Number.isInteger(ms) || ms < 100) throw new Error(`RUN_HISTORY_ARCHIVER_CHECK_MS must be an integer of at least 100, not '${raw}'`);
-  return ms;
+  return integerSetting(env, 'RUN_HISTORY_ARCHIVER_CHECK_MS', 60_000, 100);
+}
+
+/** An integer setting of at least `min`; unset is `fallback`, anything else fails the worker's start. */
+function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, not '${raw}'`);
+  return value;
 }
 
 export interface RunningWorkers {
