@@ -85,9 +85,16 @@ describe('embedding: all-MiniLM-L6-v2 (fused float32 graph) in worker processes'
 
   it("computes the original's vectors: those of the sentence-transformers weights run in plain JavaScript, in one padded batch", async function () {
     this.timeout(60_000);
-    // Up to the 256 tokens the model reads (longer text is truncated by Transformers.js' tokenizer, which
-    // drops the final [SEP] that sentence-transformers keeps: a difference of the tokenizer, not the graph).
-    const texts = ['The cat sat on the mat.', 'Quarterly revenue grew by five percent, driven by subscriptions in Europe.', 'x', 'Tomatoes need sunlight. '.repeat(50)];
+    // Short texts, one just under the 256 tokens the model reads, and longer ones that are truncated
+    // (sentence-transformers keeps [CLS] … [SEP] around the first 254 word pieces).
+    const texts = [
+      'The cat sat on the mat.',
+      'Quarterly revenue grew by five percent, driven by subscriptions in Europe.',
+      'x',
+      'Tomatoes need sunlight. '.repeat(50),
+      'Tomatoes need sunlight. '.repeat(90),
+      Array.from({ length: 400 }, (_, i) => `token${i}`).join(' '),
+    ];
     const [vectors, reference] = await Promise.all([embedder.embed(texts), originalVectors(embeddingModelsRoot(), texts)]);
     for (const [i, vector] of vectors.entries()) {
       expect(dot(vector, reference[i]!), `cosine of text ${i}`).to.be.greaterThan(0.99999);

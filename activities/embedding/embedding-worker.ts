@@ -1,11 +1,20 @@
 /**
  * One embedding worker process (forked by pool.ts with an IPC channel, never imported): loads the
- * Transformers.js feature-extraction pipeline once, sends `ready` (or `load-error` and exits), then
+ * Transformers.js tokenizer and model once, sends `ready` (or `load-error` and exits), then
  * answers `embed` messages one at a time with mean-pooled, L2-normalized vectors. It exits when the
  * channel to its parent closes, so it never outlives the process that started it, and ignores
  * SIGINT and SIGTERM (the pool stops it with SIGKILL).
  */
-import { env, pipeline, type DataType, type FeatureExtractionPipeline } from '@huggingface/transformers';
+import {
+  AutoModel,
+  AutoTokenizer,
+  env,
+  mean_pooling,
+  type DataType,
+  type PreTrainedModel,
+  type PreTrainedTokenizer,
+  type Tensor,
+} from '@huggingface/transformers';
 import type { EmbeddingWorkerConfig, EmbedRequestMessage, WorkerMessage } from './protocol.js';
 
 if (!process.send) throw new Error('embedding-worker.js runs as a child process forked by activities/embedding/pool.js');
@@ -38,22 +47,53 @@ if (config.allowRemote) {
   env.useFSCache = true;
 }
 
-async function load(): Promise<FeatureExtractionPipeline> {
-  const extractor = await pipeline('feature-extraction', config.modelId, {
-    dtype: config.dtype as DataType,
-    // Without onnxruntime's CPU arena a worker stays ~90 MB smaller after long batches (measured:
-    // ~330 MB instead of ~430 MB after 16 × 256-token batches) at no measurable cost in speed.
-    session_options: { intraOpNumThreads: config.intraOpThreads, interOpNumThreads: 1, enableCpuMemArena: false },
-  });
-  const tokenizer = extractor.tokenizer as { model_max_length?: number };
-  tokenizer.model_max_length = Math.min(config.maxTokens, tokenizer.model_max_length ?? Infinity);
-  return extractor;
+interface Embedding {
+  tokenizer: PreTrainedTokenizer;
+  model: PreTrainedModel;
 }
 
-async function embed(extractor: FeatureExtractionPipeline, message: EmbedRequestMessage): Promise<void> {
+async function load(): Promise<Embedding> {
+  const [tokenizer, model] = await Promise.all([
+    AutoTokenizer.from_pretrained(config.modelId),
+    AutoModel.from_pretrained(config.modelId, {
+      dtype: config.dtype as DataType,
+      // Without onnxruntime's CPU arena a worker stays ~90 MB smaller after long batches (measured:
+      // ~330 MB instead of ~430 MB after 16 × 256-token batches) at no measurable cost in speed.
+      session_options: { intraOpNumThreads: config.intraOpThreads, interOpNumThreads: 1, enableCpuMemArena: false },
+    }),
+  ]);
+  tokenizer.model_max_length = Math.min(config.maxTokens, tokenizer.model_max_length ?? Infinity);
+  return { tokenizer, model };
+}
+
+/**
+ * Tokenizes as sentence-transformers does. Transformers.js truncates after adding the special tokens,
+ * so a text longer than the limit loses its final [SEP] ([CLS] + 255 word pieces); the original keeps
+ * it ([CLS] + 254 + [SEP]). A row of full length therefore ends in [SEP] — for a text that fit
+ * exactly, it already did.
+ */
+function tokenize({ tokenizer }: Embedding, texts: string[]): Record<string, Tensor> {
+  const inputs = tokenizer(texts, { padding: true, truncation: true }) as Record<string, Tensor>;
+  const ids = inputs.input_ids!;
+  const [rows, length] = ids.dims as [number, number];
+  if (length === tokenizer.model_max_length) {
+    const data = ids.data as BigInt64Array;
+    const mask = inputs.attention_mask!.data as BigInt64Array;
+    const sep = BigInt(tokenizer.sep_token_id!);
+    for (let row = 0; row < rows; row++) {
+      const last = row * length + length - 1;
+      if (mask[last] === 1n) data[last] = sep;
+    }
+  }
+  return inputs;
+}
+
+async function embed(embedding: Embedding, message: EmbedRequestMessage): Promise<void> {
   let reply: WorkerMessage;
   try {
-    const output = await extractor(message.texts, { pooling: 'mean', normalize: true });
+    const inputs = tokenize(embedding, message.texts);
+    const { last_hidden_state } = (await embedding.model(inputs)) as { last_hidden_state: Tensor };
+    const output = mean_pooling(last_hidden_state, inputs.attention_mask!).normalize(2, -1);
     const [count, dimensions] = output.dims;
     if (count !== message.texts.length || dimensions === undefined || !(output.data instanceof Float32Array)) {
       throw new Error(`unexpected embedding output: dims [${output.dims.join(', ')}], ${output.type}`);
@@ -67,11 +107,11 @@ async function embed(extractor: FeatureExtractionPipeline, message: EmbedRequest
 
 const started = performance.now();
 try {
-  const extractor = await load();
+  const embedding = await load();
   // One batch at a time (the pool sends one anyway): a chain keeps the order if it ever sends more.
   let chain = Promise.resolve();
   process.on('message', (message: EmbedRequestMessage) => {
-    if (message?.type === 'embed') chain = chain.then(() => embed(extractor, message));
+    if (message?.type === 'embed') chain = chain.then(() => embed(embedding, message));
   });
   await post({ type: 'ready', loadMs: Math.round(performance.now() - started) });
 } catch (error) {
