@@ -18,9 +18,9 @@ export function upstreamEmbedder(embedder: Embedder): Embedder {
       return embedder.dtype;
     },
     dimensions: embedder.dimensions,
-    embed: async (texts) => {
+    embed: async (texts, options) => {
       try {
-        return await embedder.embed(texts);
+        return await embedder.embed(texts, options);
       } catch (err) {
         console.error('[api] the embedder failed:', err);
         throw new ApiError('upstream_error', `the embedder failed (${failureKind(err)}); the details are in the server log`);

@@ -152,6 +152,24 @@ describe('embedding: all-MiniLM-L6-v2 (fused float32 graph) in worker processes'
     answers.flat().forEach((v, i) => expect(maxDifference(v, expected[i]!), `text ${i}`).to.be.below(1e-5));
   });
 
+  it('answers an interactive call before the background texts queued ahead of it', async () => {
+    const chunks = sentences(40).map((s) => s.repeat(6)); // ten batches of long texts
+    const answered: string[] = [];
+    let queuedWhenQueryAnswered = -1;
+    const background = embedder.embed(chunks).then(() => answered.push('background'));
+    const [query] = await embedder.embed(['Where did the cat sit?'], { priority: 'interactive' }).then((vectors) => {
+      queuedWhenQueryAnswered = embedder.stats().queued;
+      answered.push('interactive');
+      return vectors;
+    });
+    await background;
+    expect(answered).to.deep.equal(['interactive', 'background']);
+    // Only the batch a worker was already on went first; the rest of the chunks were still waiting.
+    expect(queuedWhenQueryAnswered).to.be.at.least(chunks.length - 2 * embedder.batchSize);
+    const [alone] = await embedder.embed(['Where did the cat sit?']);
+    expect(maxDifference(query!, alone!)).to.be.below(1e-5);
+  });
+
   it('truncates inputs at 256 tokens, as sentence-transformers does', async () => {
     const prefix = Array.from({ length: 300 }, (_, i) => `word${i % 50}`).join(' ');
     const [a, b] = await embedder.embed([`${prefix} the ending is about cats`, `${prefix} a different ending about tax law`]);

@@ -21,10 +21,19 @@ export interface Embedder {
   readonly modelId: string;
   readonly dtype: string;
   readonly dimensions: 384;
-  /** One unit-length vector per text, in order. Rejects with `EmbedderUnavailableError` when it cannot. */
-  embed(texts: string[]): Promise<Float32Array[] | number[][]>;
+  /**
+   * One unit-length vector per text, in order. Rejects with `EmbedderUnavailableError` when it cannot.
+   * `interactive`: someone is waiting on these few texts (a search's query), so they go before texts
+   * queued for ingestion.
+   */
+  embed(texts: string[], options?: EmbedOptions): Promise<Float32Array[] | number[][]>;
   /** Stops the workers; pending and later `embed` calls reject. Idempotent. */
   close(): Promise<void>;
+}
+
+export interface EmbedOptions {
+  /** Default `background`: first come, first served. */
+  priority?: 'interactive' | 'background';
 }
 
 export interface EmbedderOptions {
@@ -48,7 +57,7 @@ export interface EmbedderStats {
   ready: number;
   /** Workers still loading it. */
   loading: number;
-  /** Texts waiting for a worker. */
+  /** Texts waiting for a worker (both lanes). */
   queued: number;
   /** Texts a worker is embedding now. */
   inFlight: number;
@@ -67,6 +76,9 @@ interface EmbedRequest {
   resolve: (vectors: Float32Array[]) => void;
   reject: (error: Error) => void;
 }
+
+type Lane = NonNullable<EmbedOptions['priority']>;
+const LANES: readonly Lane[] = ['interactive', 'background'];
 
 /** One text of a request, waiting in the queue or part of a batch. */
 interface Item {
@@ -110,8 +122,11 @@ function positiveInteger(name: string, value: number): number {
  * native crash in it would take the API or the Temporal worker down with it. A process per worker
  * costs ~40 MB and ~0.1 s more at start, keeps crashes contained, and can always be replaced.
  *
- * Texts from every `embed` call go through one FIFO queue and are cut into batches of `batchSize`
- * (texts of different calls share a batch); an idle worker takes the next batch. Workers start on the
+ * Texts from every `embed` call go through a FIFO queue and are cut into batches of `batchSize`
+ * (texts of different calls share a batch); an idle worker takes the next batch. Interactive calls have
+ * a queue of their own that is served first, and their batches hold only their texts: a search's
+ * query waits for at most the batch a worker is on, not behind a document's thousand chunks, and is
+ * not padded to a chunk's length. Workers start on the
  * first request (or `warmup()`), load the model once, and are unref'd while idle so an idle embedder
  * never keeps a process alive; they exit when this process does. A worker that dies rejects the
  * requests whose texts it held with `EmbedderUnavailableError` (`worker_crashed`) and is replaced at
@@ -128,7 +143,7 @@ export class WorkerEmbedder implements Embedder {
   readonly allowRemote: boolean;
   private readonly intraOpThreads: number;
 
-  private queue: Item[] = [];
+  private readonly lanes: Record<Lane, Item[]> = { interactive: [], background: [] };
   private workers: PoolWorker[] = [];
   private nextBatchId = 1;
   private closed = false;
@@ -147,16 +162,17 @@ export class WorkerEmbedder implements Embedder {
     );
   }
 
-  embed(texts: string[]): Promise<Float32Array[]> {
+  embed(texts: string[], options: EmbedOptions = {}): Promise<Float32Array[]> {
     if (!Array.isArray(texts)) return Promise.reject(new TypeError('embed() takes an array of strings'));
     const notText = texts.findIndex((text) => typeof text !== 'string');
     if (notText >= 0) return Promise.reject(new TypeError(`embed(): texts[${notText}] is not a string`));
     if (this.closed) return Promise.reject(this.closedError());
     if (texts.length === 0) return Promise.resolve([]);
+    const lane = this.lanes[options.priority === 'interactive' ? 'interactive' : 'background'];
 
     return new Promise<Float32Array[]>((resolve, reject) => {
       const request: EmbedRequest = { results: new Array(texts.length), remaining: texts.length, settled: false, resolve, reject };
-      texts.forEach((text, index) => this.queue.push({ request, index, text }));
+      texts.forEach((text, index) => lane.push({ request, index, text }));
       this.startWorkers();
       this.dispatch();
     });
@@ -173,7 +189,7 @@ export class WorkerEmbedder implements Embedder {
       threads: this.threads,
       ready: count('idle') + count('busy'),
       loading: count('loading'),
-      queued: this.queue.length,
+      queued: this.queuedTexts(),
       inFlight: this.workers.reduce((sum, w) => sum + (w.batch?.items.length ?? 0), 0),
       crashes: this.crashes,
       lastLoadMs: this.lastLoadMs,
@@ -206,7 +222,7 @@ export class WorkerEmbedder implements Embedder {
 
   /** Brings the pool up to `threads` workers while there is work, unless the model is missing. */
   private startWorkers(): void {
-    if (this.closed || this.queue.length === 0 || this.workers.length >= this.threads) return;
+    if (this.closed || this.queuedTexts() === 0 || this.workers.length >= this.threads) return;
     if (!this.allowRemote) {
       const missing = missingModelFiles(this.modelsRoot, this.modelId, this.dtype);
       if (missing.length) {
@@ -341,12 +357,13 @@ export class WorkerEmbedder implements Embedder {
     this.dispatch();
   }
 
-  /** Hands batches to idle workers while there are texts queued. */
+  /** Hands batches to idle workers while there are texts queued, interactive ones first. */
   private dispatch(): void {
     for (const entry of this.workers) {
-      if (this.queue.length === 0) return;
+      if (this.queuedTexts() === 0) return;
       if (entry.state !== 'idle') continue;
-      const items = this.queue.splice(0, this.batchSize);
+      const lane = this.lanes.interactive.length > 0 ? this.lanes.interactive : this.lanes.background;
+      const items = lane.splice(0, this.batchSize);
       const batch: Batch = { id: this.nextBatchId++, items };
       entry.batch = batch;
       entry.state = 'busy';
@@ -400,17 +417,22 @@ export class WorkerEmbedder implements Embedder {
     for (const item of batch.items) this.failRequest(item.request, error);
   }
 
+  private queuedTexts(): number {
+    return this.lanes.interactive.length + this.lanes.background.length;
+  }
+
   private failQueue(error: Error): void {
-    const queue = this.queue;
-    this.queue = [];
-    for (const item of queue) this.failRequest(item.request, error);
+    const queued = [...this.lanes.interactive, ...this.lanes.background];
+    this.lanes.interactive = [];
+    this.lanes.background = [];
+    for (const item of queued) this.failRequest(item.request, error);
   }
 
   /** Rejects a request once and drops its texts that are still queued. */
   private failRequest(request: EmbedRequest, error: Error): void {
     if (request.settled) return;
     request.settled = true;
-    this.queue = this.queue.filter((item) => item.request !== request);
+    for (const lane of LANES) this.lanes[lane] = this.lanes[lane].filter((item) => item.request !== request);
     request.reject(error);
   }
 }

@@ -47,7 +47,7 @@ export class QueryVectorCache {
 }
 
 async function embedOne(embedder: Embedder, text: string): Promise<number[]> {
-  const [vector] = await embedder.embed([text]);
+  const [vector] = await embedder.embed([text], { priority: 'interactive' });
   return Array.from(vector!);
 }
 

@@ -36,7 +36,8 @@ export async function rewriteMemory(db: Db, embedder: Embedder, tenantId: string
 
 /** The content's embedding in pgvector's text form (`toSql` takes plain arrays, not Float32Array). */
 async function embedForStorage(embedder: Embedder, content: string): Promise<string> {
-  const [vector] = await embedder.embed([content]);
+  // One text with an agent or a client waiting on it: ahead of queued ingestion.
+  const [vector] = await embedder.embed([content], { priority: 'interactive' });
   return toSql(Array.from(vector!))!;
 }
 
