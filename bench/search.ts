@@ -298,7 +298,7 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
     const subjects: Array<{ name: string; run: (i: number) => Promise<{ ms: number; ids?: string[] }> }> = [
       { name: 'hnsw', run: (i) => timedSearch(db, tenantId, queries[i]!, false) },
       { name: 'exact', run: (i) => timedSearch(db, tenantId, queries[i]!, true) },
-      { name: 'embed', run: (i) => timed(() => embedder.embed([queryTexts[i]!])) },
+      { name: 'embed', run: (i) => timed(() => embedder.embed([queryTexts[i]!], { priority: 'interactive' })) },
       // Cold: the cache of query vectors is emptied first, so the query is embedded (as a new query is).
       { name: 'search_knowledge', run: (i) => cold(() => timed(() => searchKnowledge(db, embedder, tenantId, { query: queryTexts[i]!, k: K, mode: 'vector', hops: 1 }))) },
       { name: 'http', run: (i) => cold(() => api.search({ query: queryTexts[i]!, k: K })) },
@@ -374,7 +374,7 @@ async function runSearch(settings: SearchSettings): Promise<BenchmarkResult> {
         measures: statement,
       },
       exact: { description: 'baseline: the same query with enable_indexscan = off: every chunk of the tenant read (no HNSW) and top-N sorted by distance', measures: statement },
-      embed: { description: "the query's embedding alone: the API's own embedder (sharedEmbedder) on one query text, nothing else queued", measures: 'embed([query]) called → vector returned' },
+      embed: { description: "the query's embedding alone: the API's own embedder (sharedEmbedder) on one query text, nothing else queued", measures: "embed([query], { priority: 'interactive' }) called → vector returned" },
       search_knowledge: { description: 'searchKnowledge in this process (no HTTP): query embedding + tenant transaction + tuning + search', measures: 'call → hits returned' },
       http: { description: 'POST /v1/knowledge/search {query, k} (default vector mode, every knowledge base) over HTTP', measures: viaHttpMeasures },
       http_kb: { description: 'POST /v1/knowledge/search {query, k, kb} (one knowledge base by name: one more transaction for the lookup)', measures: viaHttpMeasures },

@@ -157,17 +157,28 @@ describe('embedding: all-MiniLM-L6-v2 (fused float32 graph) in worker processes'
     const answered: string[] = [];
     let queuedWhenQueryAnswered = -1;
     const background = embedder.embed(chunks).then(() => answered.push('background'));
-    const [query] = await embedder.embed(['Where did the cat sit?'], { priority: 'interactive' }).then((vectors) => {
+    const interactive = embedder.embed(['Where did the cat sit?'], { priority: 'interactive' }).then((vectors) => {
       queuedWhenQueryAnswered = embedder.stats().queued;
       answered.push('interactive');
       return vectors;
     });
-    await background;
+    const [[query]] = await Promise.all([interactive, background]);
     expect(answered).to.deep.equal(['interactive', 'background']);
     // Only the batch a worker was already on went first; the rest of the chunks were still waiting.
     expect(queuedWhenQueryAnswered).to.be.at.least(chunks.length - 2 * embedder.batchSize);
     const [alone] = await embedder.embed(['Where did the cat sit?']);
     expect(maxDifference(query!, alone!)).to.be.below(1e-5);
+  });
+
+  it('still serves the background while interactive calls keep coming', async () => {
+    // One background batch in flight, one waiting; then forty one-text interactive calls (ten batches).
+    const background = embedder.embed(sentences(8)).then(() => embedder.stats().queued);
+    const queries = sentences(40).map((text) => embedder.embed([text], { priority: 'interactive' }));
+    const [queuedWhenBackgroundAnswered] = await Promise.all([background, ...queries]);
+    // The waiting background batch went after four interactive ones, not after all ten: when it was
+    // answered, the interactive texts of five or six batches were still queued (the pool may already
+    // have handed the next one out).
+    expect(queuedWhenBackgroundAnswered).to.be.within(40 - 6 * embedder.batchSize, 40 - 4 * embedder.batchSize);
   });
 
   it('truncates inputs at 256 tokens, as sentence-transformers does', async () => {

@@ -14,13 +14,13 @@ function counting(as: { modelId?: string; dtype?: string } = {}) {
     modelId: as.modelId ?? real.modelId,
     dtype: as.dtype ?? real.dtype,
     dimensions: real.dimensions,
-    embed: async (texts) => {
+    embed: async (texts, options) => {
       seen.push(...texts);
       if (failNext) {
         failNext = false;
         throw new EmbedderUnavailableError('worker_crashed', 'the embedding worker was killed (test)');
       }
-      return real.embed(texts);
+      return real.embed(texts, options);
     },
     close: async () => {},
   };

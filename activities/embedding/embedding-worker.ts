@@ -50,6 +50,8 @@ if (config.allowRemote) {
 interface Embedding {
   tokenizer: PreTrainedTokenizer;
   model: PreTrainedModel;
+  /** The tokenizer's [SEP] id, as the int64 the model's inputs hold. */
+  sep: bigint;
 }
 
 async function load(): Promise<Embedding> {
@@ -63,7 +65,8 @@ async function load(): Promise<Embedding> {
     }),
   ]);
   tokenizer.model_max_length = Math.min(config.maxTokens, tokenizer.model_max_length ?? Infinity);
-  return { tokenizer, model };
+  if (tokenizer.sep_token_id === undefined) throw new Error(`the tokenizer of ${config.modelId} has no [SEP] token`);
+  return { tokenizer, model, sep: BigInt(tokenizer.sep_token_id) };
 }
 
 /**
@@ -72,14 +75,13 @@ async function load(): Promise<Embedding> {
  * it ([CLS] + 254 + [SEP]). A row of full length therefore ends in [SEP] — for a text that fit
  * exactly, it already did.
  */
-function tokenize({ tokenizer }: Embedding, texts: string[]): Record<string, Tensor> {
+function tokenize({ tokenizer, sep }: Embedding, texts: string[]): Record<string, Tensor> {
   const inputs = tokenizer(texts, { padding: true, truncation: true }) as Record<string, Tensor>;
   const ids = inputs.input_ids!;
   const [rows, length] = ids.dims as [number, number];
   if (length === tokenizer.model_max_length) {
     const data = ids.data as BigInt64Array;
     const mask = inputs.attention_mask!.data as BigInt64Array;
-    const sep = BigInt(tokenizer.sep_token_id!);
     for (let row = 0; row < rows; row++) {
       const last = row * length + length - 1;
       if (mask[last] === 1n) data[last] = sep;
@@ -92,7 +94,8 @@ async function embed(embedding: Embedding, message: EmbedRequestMessage): Promis
   let reply: WorkerMessage;
   try {
     const inputs = tokenize(embedding, message.texts);
-    const { last_hidden_state } = (await embedding.model(inputs)) as { last_hidden_state: Tensor };
+    const { last_hidden_state } = (await embedding.model(inputs)) as { last_hidden_state?: Tensor };
+    if (!last_hidden_state) throw new Error(`the model ${config.modelId} (${config.dtype}) has no last_hidden_state output`);
     const output = mean_pooling(last_hidden_state, inputs.attention_mask!).normalize(2, -1);
     const [count, dimensions] = output.dims;
     if (count !== message.texts.length || dimensions === undefined || !(output.data instanceof Float32Array)) {

@@ -79,6 +79,11 @@ interface EmbedRequest {
 
 type Lane = NonNullable<EmbedOptions['priority']>;
 const LANES: readonly Lane[] = ['interactive', 'background'];
+/**
+ * Interactive batches in a row while background texts wait: a query then waits for one background
+ * batch more now and then, and ingestion keeps a fifth of the workers however many searches come.
+ */
+const INTERACTIVE_BATCHES_IN_A_ROW = 4;
 
 /** One text of a request, waiting in the queue or part of a batch. */
 interface Item {
@@ -110,8 +115,8 @@ function positiveInteger(name: string, value: number): number {
 }
 
 /**
- * The embedder: a pool of worker processes, each running the Transformers.js feature-extraction
- * pipeline, so tokenizing and inference never block this process's event loop.
+ * The embedder: a pool of worker processes, each running the Transformers.js tokenizer and model, so
+ * tokenizing and inference never block this process's event loop.
  *
  * Why processes and not `node:worker_threads`: onnxruntime-node 1.21 (what @huggingface/transformers
  * 3.8 installs) keeps process-global N-API references, so a second thread that runs a session aborts
@@ -126,8 +131,9 @@ function positiveInteger(name: string, value: number): number {
  * (texts of different calls share a batch); an idle worker takes the next batch. Interactive calls have
  * a queue of their own that is served first, and their batches hold only their texts: a search's
  * query waits for at most the batch a worker is on, not behind a document's thousand chunks, and is
- * not padded to a chunk's length. Workers start on the
- * first request (or `warmup()`), load the model once, and are unref'd while idle so an idle embedder
+ * not padded to a chunk's length. So that a steady stream of them cannot hold ingestion back for good,
+ * a batch goes to the background after `INTERACTIVE_BATCHES_IN_A_ROW` interactive ones when it has
+ * texts waiting. Workers start on the first request (or `warmup()`), load the model once, and are unref'd while idle so an idle embedder
  * never keeps a process alive; they exit when this process does. A worker that dies rejects the
  * requests whose texts it held with `EmbedderUnavailableError` (`worker_crashed`) and is replaced at
  * once; one that fails to load the model fails the queue (`load_failed`) and the next request tries
@@ -144,6 +150,8 @@ export class WorkerEmbedder implements Embedder {
   private readonly intraOpThreads: number;
 
   private readonly lanes: Record<Lane, Item[]> = { interactive: [], background: [] };
+  /** Interactive batches handed out in a row while background texts waited. */
+  private interactiveBatchesInARow = 0;
   private workers: PoolWorker[] = [];
   private nextBatchId = 1;
   private closed = false;
@@ -362,8 +370,7 @@ export class WorkerEmbedder implements Embedder {
     for (const entry of this.workers) {
       if (this.queuedTexts() === 0) return;
       if (entry.state !== 'idle') continue;
-      const lane = this.lanes.interactive.length > 0 ? this.lanes.interactive : this.lanes.background;
-      const items = lane.splice(0, this.batchSize);
+      const items = this.nextLane().splice(0, this.batchSize);
       const batch: Batch = { id: this.nextBatchId++, items };
       entry.batch = batch;
       entry.state = 'busy';
@@ -415,6 +422,14 @@ export class WorkerEmbedder implements Embedder {
 
   private failBatch(batch: Batch, error: Error): void {
     for (const item of batch.items) this.failRequest(item.request, error);
+  }
+
+  /** The lane the next batch comes from: interactive first, but not more than its share in a row while background texts wait. */
+  private nextLane(): Item[] {
+    const { interactive, background } = this.lanes;
+    const backgroundsTurn = interactive.length === 0 || (background.length > 0 && this.interactiveBatchesInARow >= INTERACTIVE_BATCHES_IN_A_ROW);
+    this.interactiveBatchesInARow = backgroundsTurn || background.length === 0 ? 0 : this.interactiveBatchesInARow + 1;
+    return backgroundsTurn ? background : interactive;
   }
 
   private queuedTexts(): number {
