@@ -18,6 +18,11 @@ export interface NewChunk {
 /** Replaces every chunk of the document with these (none: the document has no text). */
 export async function replaceDocumentChunks(tx: TenantTx, tenantId: string, kbId: string, documentId: string, chunks: NewChunk[]): Promise<void> {
   await tx.deleteFrom('chunks').where('document_id', '=', documentId).where('tenant_id', '=', tenantId).execute();
+  await insertDocumentChunks(tx, tenantId, kbId, documentId, chunks);
+}
+
+/** Adds the chunks of a document that has none yet (one statement). */
+export async function insertDocumentChunks(tx: TenantTx, tenantId: string, kbId: string, documentId: string, chunks: NewChunk[]): Promise<void> {
   if (chunks.length === 0) return;
   await tx
     .insertInto('chunks')

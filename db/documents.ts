@@ -25,7 +25,8 @@ export async function findDocument(reader: TenantScoped, tenantId: string, kbId:
     .executeTakeFirst();
 }
 
-export type NewDocument = Pick<DocumentRow, 'title' | 'filename' | 'content_type' | 'format' | 'size_bytes' | 'status' | 'error' | 'source' | 'markdown'>;
+export type NewDocument = Pick<DocumentRow, 'title' | 'filename' | 'content_type' | 'format' | 'size_bytes' | 'status' | 'error' | 'source' | 'markdown'> &
+  Partial<Pick<DocumentRow, 'chunk_count'>>;
 
 export async function insertDocument(tx: TenantTx, tenantId: string, kbId: string, document: NewDocument): Promise<DocumentListing> {
   return tx

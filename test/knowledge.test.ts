@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { sharedEmbedder } from '../activities/embedding/index.js';
 import { call, newTenant } from './support/api.js';
 import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { settledDocument, uploadFile } from './support/documents.js';
@@ -145,6 +146,26 @@ describe('knowledge', function () {
     expect(doc.chunk_count).to.equal(0);
     const chunks = await testPlatform().db.selectFrom('chunks').select('id').where('document_id', '=', doc.id).execute();
     expect(chunks).to.deep.equal([]);
+  });
+
+  it('writes a text document only once it is embedded: a knowledge base deleted meanwhile answers 404 and keeps nothing', async () => {
+    const kbId: string = (await call('POST', '/v1/knowledge', { key, body: { name: 'vanishing' } })).body.knowledge_base.id;
+    // Sixty sections of prose: a few seconds of embedding during the POST.
+    const text = Array.from({ length: 60 }, (_, i) => `## Section ${i}\n\n${'The quarterly report covers revenue, hiring and the office move. '.repeat(14)}`).join('\n\n');
+    const posting = call('POST', '/v1/knowledge/vanishing/documents', { key, body: { title: 'Report', text } });
+    const embedder = sharedEmbedder();
+    for (let i = 0; i < 500 && embedder.stats().inFlight === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(embedder.stats().inFlight, 'the upload is being embedded').to.be.above(0);
+
+    // Nothing of it is written while it is embedded, so nothing is left half-done if the request dies.
+    const { db } = testPlatform();
+    expect(await db.selectFrom('documents').select('id').where('kb_id', '=', kbId).execute()).to.deep.equal([]);
+    expect((await call('DELETE', '/v1/knowledge/vanishing', { key })).body.deleted).to.equal(true);
+    const posted = await posting;
+    expect(posted.status).to.equal(404);
+    expect(posted.body.error.code).to.equal('not_found');
+    expect(await db.selectFrom('documents').select('id').where('kb_id', '=', kbId).execute()).to.deep.equal([]);
+    expect(await db.selectFrom('chunks').select('id').where('kb_id', '=', kbId).execute()).to.deep.equal([]);
   });
 
   it('cascades a knowledge base delete to its documents and chunks; deletes one document', async () => {

@@ -3,7 +3,7 @@ import { cosineDistance, toSql } from 'pgvector/kysely';
 import type { Db } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { findDocumentMarkdown, setDocumentChunkCount } from '../../db/documents.js';
-import { replaceDocumentChunks } from '../../db/chunks.js';
+import { replaceDocumentChunks, type NewChunk } from '../../db/chunks.js';
 import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import { chunkMarkdown } from '../chunking/index.js';
 import type { Embedder } from '../embedding/index.js';
@@ -48,7 +48,17 @@ export async function embedDocument(db: Db, embedder: Embedder, tenantId: string
   const doc = await withTenant(db, tenantId, (tx) => findDocumentMarkdown(tx, tenantId, documentId));
   if (!doc) throw new Error(`document ${documentId} does not exist`);
   if (doc.chunk_count > 0) return doc.chunk_count;
-  const chunks = chunkMarkdown(doc.markdown ?? '');
+  const chunks = await embedMarkdown(embedder, doc.markdown ?? '', beat);
+  await withTenant(db, tenantId, async (tx) => {
+    await replaceDocumentChunks(tx, tenantId, doc.kb_id, documentId, chunks);
+    await setDocumentChunkCount(tx, tenantId, documentId, chunks.length);
+  });
+  return chunks.length;
+}
+
+/** Markdown cut into chunks, each with its vector, ready to store; `beat` is called between embedder calls. */
+export async function embedMarkdown(embedder: Embedder, markdown: string, beat: () => void = () => {}): Promise<NewChunk[]> {
+  const chunks = chunkMarkdown(markdown);
   const vectors: string[] = [];
   for (let i = 0; i < chunks.length; i += EMBED_BATCH) {
     const batch = await embedder.embed(chunks.slice(i, i + EMBED_BATCH).map((c) => embeddingText(c.headingPath, c.content)));
@@ -57,17 +67,7 @@ export async function embedDocument(db: Db, embedder: Embedder, tenantId: string
     beat();
   }
   const embeddedBy = { embedding_model: embedder.modelId, embedding_dtype: embedder.dtype };
-  await withTenant(db, tenantId, async (tx) => {
-    await replaceDocumentChunks(
-      tx,
-      tenantId,
-      doc.kb_id,
-      documentId,
-      chunks.map((chunk, i) => ({ index: chunk.index, content: chunk.content, headingPath: chunk.headingPath, embedded: { embedding: vectors[i]!, ...embeddedBy } })),
-    );
-    await setDocumentChunkCount(tx, tenantId, documentId, chunks.length);
-  });
-  return chunks.length;
+  return chunks.map((chunk, i) => ({ index: chunk.index, content: chunk.content, headingPath: chunk.headingPath, embedded: { embedding: vectors[i]!, ...embeddedBy } }));
 }
 
 /** The heading path gives a chunk its context: "Install > Linux" says what a bare command list is about. */

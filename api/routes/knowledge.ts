@@ -1,7 +1,8 @@
 import { isTextFamily, isConversionError, sniffFormat, textToMarkdown, decodeText, type TextFormat } from '../../activities/conversion/index.js';
-import { embedDocument, MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge/search.js';
+import { embedMarkdown, MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge/search.js';
 import { MODEL_ID_PATTERN } from '../../activities/models/model-id-problem.js';
-import { deleteDocumentById, findDocument, insertDocument, listDocumentsPage, markDocumentQueued, setDocumentReady, type DocumentListing } from '../../db/documents.js';
+import { insertDocumentChunks, type NewChunk } from '../../db/chunks.js';
+import { deleteDocumentById, findDocument, insertDocument, listDocumentsPage, markDocumentQueued, type DocumentListing } from '../../db/documents.js';
 import {
   deleteKnowledgeBaseById,
   findKnowledgeBase,
@@ -227,16 +228,22 @@ export const addDocument = defineOperation<{ kb: string }>({
   handler: async ({ params, caller, tenant, deps, koa }) => {
     const kb = await tenant((tx) => knowledgeBaseOr404(tx, caller.tenantId, params.kb));
     const upload = await readDocumentUpload(koa);
-    const doc = await tenant((tx) => insertDocument(tx, caller.tenantId, kb.id, upload));
-    if (doc.status === 'failed') return { status: 202, body: { document: documentJson(doc) } };
+    // Text decoded during the request is embedded during it too, searchable when this answers (the
+    // spec's "decoded immediately"), and embedded before anything is written: the document, its chunks
+    // and (without graph extraction) its `ready` commit together, so a request cut short leaves nothing.
+    const inline = upload.status === 'accepted' && upload.markdown !== null && upload.size_bytes <= INLINE_TEXT_LIMIT_BYTES;
+    const chunks = inline ? await embeddedAtOnce(deps, upload.markdown!) : undefined;
+    const doc = await tenant(async (tx) => {
+      if (!chunks) return insertDocument(tx, caller.tenantId, kb.id, upload);
+      // Looked up again: embedding a large text takes seconds, and the knowledge base may be gone.
+      const current = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
+      const embedded = await insertDocument(tx, caller.tenantId, current.id, { ...upload, status: current.graph ? 'accepted' : 'ready', chunk_count: chunks.length });
+      await insertDocumentChunks(tx, caller.tenantId, current.id, embedded.id, chunks);
+      return embedded;
+    });
+    if (doc.status === 'failed' || doc.status === 'ready') return { status: 202, body: { document: documentJson(doc) } };
 
-    // Text decoded during the request is embedded during it too: searchable when this answers (the
-    // spec's "decoded immediately"). The workflow is left for conversions and graph extraction.
-    const embedded = upload.markdown !== null && upload.size_bytes <= INLINE_TEXT_LIMIT_BYTES && (await embeddedAtOnce(deps, caller.tenantId, doc.id));
-    if (embedded && !kb.graph) {
-      const ready = await tenant((tx) => setDocumentReady(tx, caller.tenantId, doc.id, null));
-      return { status: 202, body: { document: documentJson(ready ?? doc) } };
-    }
+    // Conversions, graph extraction, and text the embedder could not take now.
     await deps.temporal.workflow.start<typeof convertDocument>(CONVERT_DOCUMENT_WORKFLOW_TYPE, {
       workflowId: `ingest-${doc.id}`,
       taskQueue: CONVERT_DOCUMENT_TASK_QUEUE,
@@ -255,16 +262,15 @@ export const addDocument = defineOperation<{ kb: string }>({
 const INLINE_TEXT_LIMIT_BYTES = 256 * 1024;
 
 /**
- * Embeds a text document during its upload. False when that failed (the embedder is down, say): the
- * convertDocument workflow then embeds it with its retries, and fails the document with the reason if
- * it cannot.
+ * A text document's chunks, embedded during its upload. Undefined when that failed (the embedder is
+ * down, say): the convertDocument workflow then embeds it with its retries, and fails the document with
+ * the reason if it cannot.
  */
-async function embeddedAtOnce(deps: AppDeps, tenantId: string, documentId: string): Promise<boolean> {
+async function embeddedAtOnce(deps: AppDeps, markdown: string): Promise<NewChunk[] | undefined> {
   try {
-    await embedDocument(deps.db, deps.embedder(), tenantId, documentId);
-    return true;
+    return await embedMarkdown(deps.embedder(), markdown);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
