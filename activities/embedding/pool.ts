@@ -133,11 +133,13 @@ function positiveInteger(name: string, value: number): number {
  * query waits for at most the batch a worker is on, not behind a document's thousand chunks, and is
  * not padded to a chunk's length. So that a steady stream of them cannot hold ingestion back for good,
  * a batch goes to the background after `INTERACTIVE_BATCHES_IN_A_ROW` interactive ones when it has
- * texts waiting. Workers start on the first request (or `warmup()`), load the model once, and are unref'd while idle so an idle embedder
- * never keeps a process alive; they exit when this process does. A worker that dies rejects the
- * requests whose texts it held with `EmbedderUnavailableError` (`worker_crashed`) and is replaced at
- * once; one that fails to load the model fails the queue (`load_failed`) and the next request tries
- * again.
+ * texts waiting.
+ *
+ * Workers start on the first request (or `warmup()`), load the model once, and are unref'd while idle
+ * so an idle embedder never keeps a process alive; they exit when this process does. A worker that
+ * dies rejects the requests whose texts it held with `EmbedderUnavailableError` (`worker_crashed`) and
+ * is replaced at once; one that fails to load the model fails the queue (`load_failed`) and the next
+ * request tries again.
  */
 export class WorkerEmbedder implements Embedder {
   readonly modelId = EMBEDDING_MODEL_ID;
