@@ -13,6 +13,14 @@ export async function findKnowledgeBase(reader: TenantScoped, tenantId: string, 
   return findByRef(reader.selectFrom('knowledge_bases').selectAll(), 'knowledge_bases', tenantId, ref);
 }
 
+/**
+ * The knowledge base `ref` names, locked against deletion (FOR KEY SHARE) until the transaction ends:
+ * for adding rows that reference it, so a delete cannot slip in between the lookup and the insert.
+ */
+export async function lockKnowledgeBaseForInsert(tx: TenantTx, tenantId: string, ref: string): Promise<KnowledgeBase | undefined> {
+  return findByRef(tx.selectFrom('knowledge_bases').selectAll().forKeyShare(), 'knowledge_bases', tenantId, ref);
+}
+
 /** The knowledge base named `name` (by name only: an upsert by name whose name is taken). */
 export async function findKnowledgeBaseByName(tx: TenantTx, tenantId: string, name: string): Promise<KnowledgeBase | undefined> {
   return findByName(tx.selectFrom('knowledge_bases').selectAll(), 'knowledge_bases', tenantId, name);

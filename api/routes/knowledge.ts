@@ -9,6 +9,7 @@ import {
   findKnowledgeBaseByName,
   insertKnowledgeBaseIfNew,
   listKnowledgeBasesPage,
+  lockKnowledgeBaseForInsert,
   updateKnowledgeBaseById,
 } from '../../db/knowledge-bases.js';
 import type { PageQuery } from '../../db/page.js';
@@ -36,6 +37,7 @@ const kbParams = pathParams(['kb']);
 const docParams = pathParams(['kb', 'documentId']);
 /** The knowledge base `ref` names, or 404. */
 const knowledgeBaseOr404 = refOr404(findKnowledgeBase, 'knowledge base');
+const knowledgeBaseLockedOr404 = refOr404(lockKnowledgeBaseForInsert, 'knowledge base');
 const graphSettings: JsonSchema = {
   type: ['object', 'null'],
   required: ['model'],
@@ -225,18 +227,21 @@ export const addDocument = defineOperation<{ kb: string }>({
   },
   errors: ['not_found', 'invalid_request', 'payload_too_large', 'unsupported_media_type'],
   responses: { 202: { description: 'Accepted; processing continues in the background', schema: documentBody } },
-  handler: async ({ params, caller, tenant, deps, koa }) => {
-    const kb = await tenant((tx) => knowledgeBaseOr404(tx, caller.tenantId, params.kb));
+  handler: async ({ params, caller, tenant, tenantReads, deps, koa }) => {
+    // An unknown knowledge base answers 404 before the upload is read or embedded.
+    await tenantReads((reader) => knowledgeBaseOr404(reader, caller.tenantId, params.kb));
     const upload = await readDocumentUpload(koa);
     // Text decoded during the request is embedded during it too, searchable when this answers (the
     // spec's "decoded immediately"), and embedded before anything is written: the document, its chunks
-    // and (without graph extraction) its `ready` commit together, so a request cut short leaves nothing.
+    // and (without graph extraction) its `ready` commit together, so a process that dies mid-request
+    // leaves no document that nothing would process.
     const inline = upload.status === 'accepted' && upload.markdown !== null && upload.size_bytes <= INLINE_TEXT_LIMIT_BYTES;
     const chunks = inline ? await embeddedAtOnce(deps, upload.markdown!) : undefined;
     const doc = await tenant(async (tx) => {
-      if (!chunks) return insertDocument(tx, caller.tenantId, kb.id, upload);
-      // Looked up again: embedding a large text takes seconds, and the knowledge base may be gone.
-      const current = await knowledgeBaseOr404(tx, caller.tenantId, params.kb);
+      // Looked up again and held until the insert commits: embedding a large text takes seconds, and the
+      // knowledge base may be gone or going by then.
+      const current = await knowledgeBaseLockedOr404(tx, caller.tenantId, params.kb);
+      if (!chunks) return insertDocument(tx, caller.tenantId, current.id, upload);
       const embedded = await insertDocument(tx, caller.tenantId, current.id, { ...upload, status: current.graph ? 'accepted' : 'ready', chunk_count: chunks.length });
       await insertDocumentChunks(tx, caller.tenantId, current.id, embedded.id, chunks);
       return embedded;
