@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { integerSetting } from './integer-setting.js';
 
 /** Where the database lives: an external Postgres when DATABASE_URL is set, else embedded PGlite files. */
 export type DatabaseConfig =
@@ -8,19 +9,10 @@ export type DatabaseConfig =
 
 export function databaseConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
   if (env.DATABASE_URL) {
-    const poolSize = connectionCount(env, 'DATABASE_POOL_SIZE', 10);
-    return { kind: 'postgres', url: env.DATABASE_URL, poolSize, readPoolSize: connectionCount(env, 'DATABASE_READ_POOL_SIZE', poolSize) };
+    const poolSize = integerSetting(env, 'DATABASE_POOL_SIZE', 10, 1);
+    return { kind: 'postgres', url: env.DATABASE_URL, poolSize, readPoolSize: integerSetting(env, 'DATABASE_READ_POOL_SIZE', poolSize, 1) };
   }
   return { kind: 'pglite', dataDir: path.join(dataDirFromEnv(env), 'pglite') };
-}
-
-/** A pool size from the environment: unset is `fallback`; anything but a positive integer fails at start, not as a pool of NaN. */
-function connectionCount(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const count = Number(raw);
-  if (!Number.isInteger(count) || count < 1) throw new Error(`${name} must be a positive integer, not '${raw}'`);
-  return count;
 }
 
 /** The folder for every file the embedded defaults keep: PGlite's database, Temporal's SQLite file. */

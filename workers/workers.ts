@@ -7,6 +7,7 @@ import { priceTableFromEnv } from '../activities/models/prices.js';
 import { secretKeyringFromEnv } from '../activities/secrets/secrets-key.js';
 import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
+import { integerSetting } from '../db/integer-setting.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
 import { startReembeddingWhenNeeded } from './reembedding.js';
 import { ensureRunHistoryArchiver } from './run-history-archiver.js';
@@ -40,15 +41,6 @@ function activitySlots(env: NodeJS.ProcessEnv): number {
 /** RUN_HISTORY_ARCHIVER_CHECK_MS: how often a worker process makes sure the archiver runs (default a minute). */
 function archiverCheckMs(env: NodeJS.ProcessEnv): number {
   return integerSetting(env, 'RUN_HISTORY_ARCHIVER_CHECK_MS', 60_000, 100);
-}
-
-/** An integer setting of at least `min`; unset is `fallback`, anything else fails the worker's start. */
-function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer of at least ${min}, not '${raw}'`);
-  return value;
 }
 
 export interface RunningWorkers {
