@@ -16,10 +16,10 @@ export const EMBEDDING_MODEL_ID = 'onnx-community/all-MiniLM-L6-v2-ONNX';
  * The ONNX weights used: `onnx/model.onnx` (+ `model.onnx_data`), the float32 original as a graph of
  * onnxruntime's fused CPU kernels (Attention, SkipLayerNormalization, BiasGelu), built from the
  * sentence-transformers weights by scripts/build-embedder-onnx.py (`npm run fetch-model`). Its vectors
- * are the original's (recall@5 against it 1.0), and it embedded 1.24–1.26× the chunks/s of the q4 file
+ * are the original's (recall@5 against it 1.0), and it embedded 1.23–1.34× the chunks/s of the q4 file
  * the platform ran first and 1.6× those of the int8 export it ran next (recall 0.81 and 0.95;
  * `npm run bench -- embedder`, docs/performance.md). Faster but not the same: the same graph quantized
- * to 8 bits (2.1–2.5×, recall 0.85). Vectors stored under earlier weights are re-embedded by the
+ * to 8 bits (2.1–2.5×, recall 0.85; calibrated, partly float32, 2.0–2.3× at 0.92–0.93). Vectors stored under earlier weights are re-embedded by the
  * `reembedVectors` workflow (activities/embedding/reembed.ts).
  */
 export const EMBEDDING_DTYPE = 'fp32';
