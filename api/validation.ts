@@ -28,7 +28,18 @@ export function requestValidator(part: Part, schema: JsonSchema): (value: unknow
         : `invalid ${part}: ${fields.map((f) => `${f.field} ${f.message}`).join('; ')}`;
       throw invalidRequest(message, fields);
     }
+    // ajv coerces "Infinity", "-Infinity" and "1e400" to numbers that pass `type`, `minimum` and
+    // `maximum` alike; no declared number of a query or path is meant to be infinite.
+    const infinite = part === 'body' ? [] : infiniteNumberFields(part, value);
+    if (infinite.length > 0) throw invalidRequest(`invalid ${part}: ${infinite.map((f) => `${f.field} ${f.message}`).join('; ')}`, infinite);
   };
+}
+
+function infiniteNumberFields(part: Part, value: unknown): FieldError[] {
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value)
+    .filter(([, v]) => typeof v === 'number' && !Number.isFinite(v))
+    .map(([name]) => ({ field: `${part}.${name}`, message: 'must be a finite number' }));
 }
 
 function fieldErrors(part: Part, validate: ValidateFunction): FieldError[] {

@@ -16,5 +16,9 @@ export function modelIdProblem(model: string, workspaceProviders: ReadonlySet<st
   return undefined;
 }
 
-/** The same rule as a JSON Schema pattern (ECMA-262 and Python alike), for request schemas to state. */
-export const MODEL_ID_PATTERN = `^(?:(?:${MODEL_PROVIDERS.filter((p) => p !== 'scripted').join('|')})/.+|scripted(?:/.*)?)$`;
+/**
+ * The same rule as a JSON Schema pattern, for request schemas to state. `[\s\S]`, not `.`: a dot stops
+ * at \r in ECMA-262 (what the API validates with) but not in Python (what clients such as schemathesis
+ * generate with), and the rule above takes any characters after the slash.
+ */
+export const MODEL_ID_PATTERN = `^(?:(?:${MODEL_PROVIDERS.filter((p) => p !== 'scripted').join('|')})/[\\s\\S]+|scripted(?:/[\\s\\S]*)?)$`;
