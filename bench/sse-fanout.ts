@@ -6,7 +6,7 @@ import vm from 'node:vm';
 import pg from 'pg';
 import { eventLogReads } from '../db/event-log.js';
 import { appendRunEventsNow } from '../db/run-events.js';
-import { createQueuedRun } from '../db/runs.js';
+import { createQueuedRun, markRunRunning } from '../db/runs.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import { startBenchPlatform } from './bench-platform.js';
 import { PlatformApi } from './platform-api.js';
@@ -19,7 +19,8 @@ import { benchmarkWithSettings } from './with-settings.js';
  * Live event streams (SSE) fanned out by ONE API process: many subscribers of the same runs.
  *
  * The platform runs in this process (DATABASE_URL's Postgres or a throwaway PGlite). BENCH_SSE_RUNS runs
- * (default 200) are queued through the repository (db/runs.ts) and never started, so they stay live and
+ * (default 200) are recorded as running through the repository (db/runs.ts) and never started (the
+ * stranded-work sweep starts only `queued` ones: workers/stranded-work/), so they stay live and
  * nothing but this benchmark writes to their logs. Events are appended to them round-robin at
  * BENCH_SSE_RATE events per second in all (default 200, one per run per second) through
  * appendRunEventsNow — the repository function the worker's activities write events with (its NOTIFY is
@@ -90,9 +91,11 @@ async function runSseFanout(settings: SseSettings): Promise<BenchmarkResult> {
     const agentId = await api.publishAgent('bench-sse', [{ text: 'never run' }]);
     const runIds: string[] = [];
     for (let i = 0; i < settings.runs; i++) {
-      const queued = await withTenant(platform.db, workspace.tenantId, (tx) =>
-        createQueuedRun(tx, { tenantId: workspace.tenantId, agentId, input: `stream ${i}`, source: 'api' }),
-      );
+      const queued = await withTenant(platform.db, workspace.tenantId, async (tx) => {
+        const recorded = await createQueuedRun(tx, { tenantId: workspace.tenantId, agentId, input: `stream ${i}`, source: 'api' });
+        if (recorded.queued) await markRunRunning(tx, workspace.tenantId, recorded.runId, { prompts: [], model: 'scripted/bench-sse' });
+        return recorded;
+      });
       if (!queued.queued) throw new Error(`queuing run ${i}: ${queued.reason}`);
       runIds.push(queued.runId);
     }

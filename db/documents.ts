@@ -1,4 +1,6 @@
+import type { Db } from './database.js';
 import { newId } from './ids.js';
+import { createdBefore, msAgo, type StrandedQuery } from './stranded-query.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { DocumentRow } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -109,4 +111,30 @@ export async function setDocumentReady(tx: TenantTx, tenantId: string, documentI
 /** → failed with the reason; the upload is dropped. */
 export async function setDocumentFailed(tx: TenantTx, tenantId: string, documentId: string, error: string): Promise<void> {
   await tx.updateTable('documents').set({ status: 'failed', error, source: null, updated_at: new Date() }).where('id', '=', documentId).where('tenant_id', '=', tenantId).execute();
+}
+
+/** Every tenant's documents (the owner role) still `accepted` as `query` says (db/stranded-query.ts): their processing never started. */
+export async function listStrandedDocuments(db: Db, query: StrandedQuery) {
+  return db
+    .selectFrom('documents')
+    .select(['id', 'tenant_id', createdBefore(query.overdueMs).as('overdue')])
+    .where('status', '=', 'accepted')
+    .where('created_at', '<', msAgo(query.waitedMs))
+    .where('id', '>', query.afterId)
+    .orderBy('id')
+    .limit(query.limit)
+    .execute();
+}
+
+/** accepted → failed with the reason: its processing will not start. False when it had moved on. */
+export async function failAcceptedDocument(tx: TenantTx, tenantId: string, documentId: string, error: string): Promise<boolean> {
+  const failed = await tx
+    .updateTable('documents')
+    .set({ status: 'failed', error, source: null, updated_at: new Date() })
+    .where('id', '=', documentId)
+    .where('tenant_id', '=', tenantId)
+    .where('status', '=', 'accepted')
+    .returning('id')
+    .executeTakeFirst();
+  return failed !== undefined;
 }

@@ -19,6 +19,7 @@ import * as browserSignIns from './migrations/0016_browser_sign_ins.js';
 import * as apiKeyRevocations from './migrations/0017_api_key_revocations.js';
 import * as embeddingWeightsIndex from './migrations/0018_embedding_weights_index.js';
 import * as runHistoryQueue from './migrations/0019_run_history_queue.js';
+import * as strandedWorkIndexes from './migrations/0020_stranded_work_indexes.js';
 
 /** Every migration, in order. Listed here rather than read from disk so the build is self-contained. */
 const migrations: Record<string, Migration> = {
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0017_api_key_revocations': apiKeyRevocations,
   '0018_embedding_weights_index': embeddingWeightsIndex,
   '0019_run_history_queue': runHistoryQueue,
+  '0020_stranded_work_indexes': strandedWorkIndexes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { findAgentVersion, findAgentVersionByNumber, findPublishedVersion } from './agents.js';
+import type { Db } from './database.js';
 import { newId } from './ids.js';
+import { createdBefore, msAgo, type StrandedQuery } from './stranded-query.js';
 import type { Page, PageQuery } from './page.js';
 import { page } from './page.js';
 import { appendRunEvents, type RunEventType } from './run-events.js';
@@ -175,6 +177,11 @@ export async function listScheduleRuns(tx: TenantTx, tenantId: string, scheduleI
 
 export async function findRun(reader: TenantScoped, tenantId: string, runId: string): Promise<Run | undefined> {
   return reader.selectFrom('runs').selectAll().where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();
+}
+
+/** The run, its row locked until the transaction ends: for a change that depends on the status it finds. */
+export async function lockRun(tx: TenantTx, tenantId: string, runId: string): Promise<Run | undefined> {
+  return tx.selectFrom('runs').selectAll().where('id', '=', runId).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
 }
 
 /** Only the status: what a stream checks while it follows a run. */
@@ -366,4 +373,25 @@ export async function appendGuardrailTrips(tx: TenantTx, tenantId: string, runId
 export async function listRunsByIds(reader: TenantScoped, tenantId: string, runIds: string[]): Promise<Run[]> {
   if (runIds.length === 0) return [];
   return reader.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).where('id', 'in', runIds).orderBy('id').execute();
+}
+
+/**
+ * Every tenant's runs (the owner role, past row-level security) still `queued` as `query` says
+ * (db/stranded-query.ts) that nothing else is responsible for starting: a client's, a deployment's or a
+ * channel's. A subagent's run is its parent workflow's to start, a scheduled one its firing's, an eval's
+ * its cell's; each of those retries its own start.
+ */
+export async function listStrandedRuns(db: Db, query: StrandedQuery) {
+  return db
+    .selectFrom('runs')
+    .select(['id', 'tenant_id', 'agent_id', 'source', createdBefore(query.overdueMs).as('overdue')])
+    .where('status', '=', 'queued')
+    .where('created_at', '<', msAgo(query.waitedMs))
+    .where('id', '>', query.afterId)
+    .where('parent_run_id', 'is', null)
+    .where('schedule_id', 'is', null)
+    .where('experiment_id', 'is', null)
+    .orderBy('id')
+    .limit(query.limit)
+    .execute();
 }

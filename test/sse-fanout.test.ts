@@ -4,7 +4,7 @@ import { followLog } from '../api/log-feed.js';
 import { runLog } from '../api/sse.js';
 import { eventLogReads } from '../db/event-log.js';
 import { appendRunEventsNow, type RunEventType } from '../db/run-events.js';
-import { createQueuedRun } from '../db/runs.js';
+import { createQueuedRun, markRunRunning } from '../db/runs.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import { newTenant, type TestTenant } from './support/api.js';
 import { publishAgent, scriptedGraph } from './support/agents.js';
@@ -13,7 +13,8 @@ import { stream, type SseFrame, type SseResponse } from './support/sse.js';
 
 /**
  * The live streams' fan-out (api/log-feed.ts): every stream of a run in the API process shares one reader
- * of the run's log. Runs are queued through the repository and never started, and events are appended
+ * of the run's log. Runs are recorded through the repository as running (so that the stranded-work sweep,
+ * workers/stranded-work/, leaves them alone) and never started, and events are appended
  * with appendRunEventsNow (what the worker's activities write with), so each test decides exactly what
  * the log holds; the streams are real GET /v1/runs/{id}/events over HTTP.
  */
@@ -26,8 +27,12 @@ describe('live streams: one read per run, fanned out', () => {
     agentId = await publishAgent(tenant.key, 'fanout', scriptedGraph([{ text: 'never run' }]));
   });
 
-  async function queuedRun(t = tenant, agent = agentId): Promise<string> {
-    const queued = await withTenant(testPlatform().db, t.tenantId, (tx) => createQueuedRun(tx, { tenantId: t.tenantId, agentId: agent, input: 'x', source: 'api' }));
+  async function liveRun(t = tenant, agent = agentId): Promise<string> {
+    const queued = await withTenant(testPlatform().db, t.tenantId, async (tx) => {
+      const recorded = await createQueuedRun(tx, { tenantId: t.tenantId, agentId: agent, input: 'x', source: 'api' });
+      if (recorded.queued) await markRunRunning(tx, t.tenantId, recorded.runId, { prompts: [], model: 'scripted/fanout' });
+      return recorded;
+    });
     if (!queued.queued) throw new Error(queued.reason);
     return queued.runId; // its log holds run.created (seq 1)
   }
@@ -48,7 +53,7 @@ describe('live streams: one read per run, fanned out', () => {
   }
 
   it('delivers every event once and in order to many subscribers of one run, with one log read per notification', async () => {
-    const runId = await queuedRun();
+    const runId = await liveRun();
     const subscribers = Array.from({ length: 8 }, () => follow(runId));
     await until(() => subscribers.every((s) => s.seen.length === 1));
     const readsBefore = eventLogReads.run_events;
@@ -68,7 +73,7 @@ describe('live streams: one read per run, fanned out', () => {
   });
 
   it('gives a subscriber that joins behind the others its backlog once, then the live events without a gap', async () => {
-    const runId = await queuedRun();
+    const runId = await liveRun();
     for (let i = 0; i < 5; i++) await append(runId); // seq 2..6
     const first = follow(runId);
     await until(() => first.seen.length === 6);
@@ -88,7 +93,7 @@ describe('live streams: one read per run, fanned out', () => {
   });
 
   it('goes on for the others when one subscriber hangs up', async () => {
-    const runId = await queuedRun();
+    const runId = await liveRun();
     const leaving = follow(runId, { until: (frame) => frame.id === 3 });
     const staying = [follow(runId), follow(runId)];
     await until(() => staying.every((s) => s.seen.length === 1) && leaving.seen.length === 1);
@@ -103,7 +108,7 @@ describe('live streams: one read per run, fanned out', () => {
 
   it("shares a reader per tenant and run: a follower under another tenant never gets the run's events", async () => {
     const other = await newTenant('fanout-other');
-    const runId = await queuedRun();
+    const runId = await liveRun();
     // A hub without notifications: the feeds find events by their poll, the subject here is the key.
     const hub = await EventHub.start({ listen: async () => async () => {} }, 'unused');
     const deps = { db: testPlatform().db, events: hub };

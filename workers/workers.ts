@@ -11,6 +11,7 @@ import { integerSetting } from '../db/integer-setting.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
 import { startReembeddingWhenNeeded } from './reembedding.js';
 import { ensureRunHistoryArchiver } from './run-history-archiver.js';
+import { sweepStrandedWorkEvery } from './stranded-work/sweep.js';
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
 
@@ -41,6 +42,11 @@ function activitySlots(env: NodeJS.ProcessEnv): number {
 /** RUN_HISTORY_ARCHIVER_CHECK_MS: how often a worker process makes sure the archiver runs (default a minute). */
 function archiverCheckMs(env: NodeJS.ProcessEnv): number {
   return integerSetting(env, 'RUN_HISTORY_ARCHIVER_CHECK_MS', 60_000, 100);
+}
+
+/** STRANDED_WORK_CHECK_MS: how often a worker process looks for work recorded but never started (default a minute). */
+function strandedWorkCheckMs(env: NodeJS.ProcessEnv): number {
+  return integerSetting(env, 'STRANDED_WORK_CHECK_MS', 60_000, 100);
 }
 
 export interface RunningWorkers {
@@ -104,11 +110,14 @@ export async function startWorkers(options: {
   await ensureArchiver();
   const archiverCheck = setInterval(() => void ensureArchiver(), archiverCheckMs(env));
   archiverCheck.unref();
+  // Runs, documents and experiments recorded by a process that stopped before starting their workflows.
+  const stopSweeping = sweepStrandedWorkEvery(options.db, temporal, strandedWorkCheckMs(env));
   // Searches skip vectors of other weights until they are re-embedded; a failure here only delays that.
   await startReembeddingWhenNeeded(options.db, temporal, sharedEmbedder()).catch((err) => console.error('[worker] could not start the re-embedding:', err));
   return {
     async shutdown() {
       clearInterval(archiverCheck);
+      stopSweeping();
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await Promise.allSettled(running);
       await connection.close();

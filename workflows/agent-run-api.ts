@@ -90,6 +90,8 @@ export const AGENT_RUN_FAILURES = {
   InvalidGraph: 'invalid_graph',
   /** The run's row is gone. */
   RunMissing: 'run_error',
+  /** The run had ended before its workflow began it (its start was reported failed). */
+  RunEnded: 'run_error',
   /** The model provider is misconfigured or refused the request for good (activities/models/errors.ts). */
   ModelConfiguration: 'model_error',
   /** A node used all its turns without a final answer. */

@@ -54,7 +54,7 @@ const BOOKKEEPING_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
   retry: {
     ...BOOKKEEPING_RETRY,
-    nonRetryableErrorTypes: [...(['InvalidGraph', 'RunMissing', 'GuardrailBlocked'] satisfies AgentRunFailureType[]), UNUSABLE_GUARDRAIL],
+    nonRetryableErrorTypes: [...(['InvalidGraph', 'RunMissing', 'RunEnded', 'GuardrailBlocked'] satisfies AgentRunFailureType[]), UNUSABLE_GUARDRAIL],
   },
 };
 const bookkeeping = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);

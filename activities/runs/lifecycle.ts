@@ -5,7 +5,7 @@ import { findAgentVersion } from '../../db/agents.js';
 import { appendRunEvents } from '../../db/run-events.js';
 import { queueRunHistory } from '../../db/run-history-queue.js';
 import { listProviderPrices } from '../../db/provider-connections.js';
-import { findRun, listChildRunUsage, markRunPaused, markRunResumed, markRunRunning, recordRunEnd } from '../../db/runs.js';
+import { isTerminal, listChildRunUsage, lockRun, markRunPaused, markRunResumed, markRunRunning, recordRunEnd } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { touchThread } from '../../db/threads.js';
 import { crashPoint } from '../crash-points.js';
@@ -23,8 +23,11 @@ import type { FinishInput, RunPlan, RunRef } from './types.js';
 /** queued → running; reads everything the run needs (graph, tools, thread history) into its plan. */
 export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
   return withTenant(db, ref.tenantId, async (tx) => {
-    const run = await findRun(tx, ref.tenantId, ref.runId);
+    const run = await lockRun(tx, ref.tenantId, ref.runId);
     if (!run) throw agentRunFailure('RunMissing', `run ${ref.runId} does not exist`);
+    // Ended before it began: its workflow's start was reported failed (activities/runs/start-run-workflow.ts),
+    // yet the start had gone through. Nothing runs; the end stays the one recorded.
+    if (isTerminal(run.status)) throw agentRunFailure('RunEnded', `run ${ref.runId} ended (${run.status}) before its workflow began it`);
     const version = await findAgentVersion(tx, ref.tenantId, run.agent_version_id);
     if (!version) throw new Error(`version ${run.agent_version_id} of run ${ref.runId} does not exist`);
     // An eval's run follows its variant's graph (db/runs.ts EvalCellRun).

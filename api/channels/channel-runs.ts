@@ -6,7 +6,7 @@ import { withTenant } from '../../db/tenant-transaction.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { RUN_RATE_LIMIT, takeRateLimitToken } from '../rate-limit.js';
-import { startAgentRunWorkflow } from '../start-agent-run-workflow.js';
+import { startAgentRunWorkflow } from '../../activities/runs/start-run-workflow.js';
 
 /**
  * How a channel starts runs: the path POST /v1/agents/{id}/runs takes (a queued run recorded with its

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { finishExperiment } from '../../activities/evals/experiment-lifecycle.js';
+import { startExperimentWorkflow } from '../../activities/evals/start-experiment-workflow.js';
+import { workflowExists } from '../../activities/workflow-state.js';
 import { emitExperimentEnded } from '../../activities/webhooks/platform-events.js';
 import { cellTotals, compareWithBaseline, leaderboard as rankVariants, type BaselineComparison } from '../../activities/evals/leaderboard.js';
 import type { ScorerConfig } from '../../activities/evals/scorers/types.js';
@@ -25,13 +27,9 @@ import { readAsTenant } from '../../db/tenant-reads.js';
 import type { TenantScoped, TenantTx } from '../../db/tenant-transaction.js';
 import {
   DEFAULT_EXPERIMENT_CONCURRENCY,
-  EXPERIMENT_TASK_QUEUE,
-  EXPERIMENT_WORKFLOW_TYPE,
   MAX_EXPERIMENT_CONCURRENCY,
   setConcurrencySignal,
 } from '../../workflows/experiment-api.js';
-import type { experiment as experimentWorkflow } from '../../workflows/experiment.js';
-import { AgentIdAttribute, ExperimentIdAttribute, TenantIdAttribute } from '../../workflows/search-attributes.js';
 import { ApiError, invalidRequest, type FieldError } from '../errors.js';
 import type { FinishedCells, FinishedCellsCache } from '../finished-cells-cache.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
@@ -262,16 +260,7 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
     });
 
     try {
-      await deps.temporal.workflow.start<typeof experimentWorkflow>(EXPERIMENT_WORKFLOW_TYPE, {
-        workflowId: created.id,
-        taskQueue: EXPERIMENT_TASK_QUEUE,
-        args: [{ tenantId: caller.tenantId, experimentId: created.id, concurrency: created.concurrency, cellsPerWorkflowRun: cellsPerWorkflowRun() }],
-        typedSearchAttributes: [
-          { key: TenantIdAttribute, value: caller.tenantId },
-          { key: AgentIdAttribute, value: created.agent_id },
-          { key: ExperimentIdAttribute, value: created.id },
-        ],
-      });
+      await startExperimentWorkflow(deps.temporal, created);
     } catch (err) {
       if (!(await workflowExists(deps.temporal, created.id))) {
         // Nothing will run it: the record says so rather than waiting `queued` forever (and a workflow
@@ -288,22 +277,6 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
     return { status: 201, body: { experiment: json } };
   },
 });
-
-/** Whether the workflow exists: a start that failed on the way back (a timeout) may still have started it. */
-async function workflowExists(temporal: Client, workflowId: string): Promise<boolean> {
-  try {
-    await temporal.workflow.getHandle(workflowId).describe();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** EXPERIMENT_CELLS_PER_WORKFLOW_RUN: how often an experiment's workflow continues as new (workflows/experiment.ts). */
-function cellsPerWorkflowRun(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const value = Number(env.EXPERIMENT_CELLS_PER_WORKFLOW_RUN);
-  return Number.isInteger(value) && value > 0 ? value : undefined;
-}
 
 function scorerName(scorer: StoredScorer): string {
   return scorer.name ?? scorer.type;

@@ -1,5 +1,7 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { isTextFamily, isConversionError, sniffFormat, textToMarkdown, decodeText, type TextFormat } from '../../activities/conversion/index.js';
 import { embedMarkdown, MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge/search.js';
+import { startDocumentConversion } from '../../activities/knowledge/start-conversion.js';
 import { MODEL_ID_PATTERN } from '../../activities/models/model-id-problem.js';
 import { insertDocumentChunks, type NewChunk } from '../../db/chunks.js';
 import { deleteDocumentById, findDocument, insertDocument, listDocumentsPage, markDocumentQueued, type DocumentListing } from '../../db/documents.js';
@@ -14,8 +16,6 @@ import {
 } from '../../db/knowledge-bases.js';
 import type { PageQuery } from '../../db/page.js';
 import type { KnowledgeBase, KnowledgeGraphSettings } from '../../db/schema.js';
-import { CONVERT_DOCUMENT_TASK_QUEUE, CONVERT_DOCUMENT_WORKFLOW_TYPE } from '../../workflows/convert-document-api.js';
-import type { convertDocument } from '../../workflows/convert-document.js';
 import { defineDeleteOperation } from '../delete-operation.js';
 import type { AppDeps } from '../deps.js';
 import { upstreamEmbedder } from '../embedder-errors.js';
@@ -248,12 +248,17 @@ export const addDocument = defineOperation<{ kb: string }>({
     });
     if (doc.status === 'failed' || doc.status === 'ready') return { status: 202, body: { document: documentJson(doc) } };
 
-    // Conversions, graph extraction, and text the embedder could not take now.
-    await deps.temporal.workflow.start<typeof convertDocument>(CONVERT_DOCUMENT_WORKFLOW_TYPE, {
-      workflowId: `ingest-${doc.id}`,
-      taskQueue: CONVERT_DOCUMENT_TASK_QUEUE,
-      args: [{ tenantId: caller.tenantId, documentId: doc.id }],
-    });
+    // Conversions, graph extraction, and text the embedder could not take now. The document is recorded
+    // (`accepted`) whether or not Temporal takes the start now: when it does not, the stranded-work sweep
+    // starts it later (workers/stranded-work/), so the upload is still accepted.
+    try {
+      await startDocumentConversion(deps.temporal, { tenantId: caller.tenantId, documentId: doc.id });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+        console.error(`[api] document ${doc.id} is accepted; its processing could not be started now, the sweep will start it:`, err instanceof Error ? err.message : err);
+        return { status: 202, body: { document: documentJson(doc) } };
+      }
+    }
     const queued = await tenant((tx) => markDocumentQueued(tx, caller.tenantId, doc.id));
     return { status: 202, body: { document: documentJson(queued ?? doc) } };
   },

@@ -1,5 +1,8 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type Koa from 'koa';
 import { randomUUID } from 'node:crypto';
+import { RunNotStartedError, startRunOrEndIt } from '../../activities/runs/start-run-workflow.js';
+import { endUnstartedRun } from '../../activities/runs/unstarted-run.js';
 import { findAgent } from '../../db/agents.js';
 import { agentOr404 } from './agents.js';
 import type { PageQuery } from '../../db/page.js';
@@ -22,7 +25,6 @@ import { releaseReplaySlot, REPLAY_SLOTS_PER_TENANT, takeReplaySlot } from '../r
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
 import { closedObject, listOf, MAX_REQUEST_INTEGER, pageQuery, pathParams, refParams, serverSentEvent } from '../schemas.js';
 import { SSE_HEADERS, streamRunEvents } from '../sse.js';
-import { startAgentRunWorkflow } from '../start-agent-run-workflow.js';
 import { TenantIdAttribute } from '../../workflows/search-attributes.js';
 
 const TAG = 'Runs';
@@ -76,7 +78,9 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
       if (queued.reason === 'unknown_version') throw new ApiError('conflict', `the deployment's pinned version ${newRun.pinnedVersion} of the agent does not exist`);
       throw new ApiError('conflict', 'the agent has no published version; POST /v1/agents/{id}/versions first');
     });
-    await startAgentRunWorkflow(deps.temporal, run);
+    await startRunOrEndIt(deps, run).catch((err: unknown) => {
+      throw err instanceof RunNotStartedError ? new ApiError('unavailable', `${err.message}; the run ${run.runId} is recorded as failed`) : err;
+    });
     const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0, caller.deployment && visitorFrame(run.visitorToken));
     return { ...reply, headers: { ...SSE_HEADERS, ...rateHeaders } };
   },
@@ -236,7 +240,15 @@ export const cancelRun = defineOperation<{ runId: string }>({
   handler: async ({ params, caller, tenant, deps }) => {
     const run = await tenant((tx) => runOr404(tx, caller.tenantId, params.runId));
     if (isTerminal(run.status)) throw new ApiError('conflict', `run ${run.id} already ended (${run.status})`);
-    await deps.temporal.workflow.getHandle(run.id).cancel();
+    try {
+      await deps.temporal.workflow.getHandle(run.id).cancel();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // Recorded but never started (its API stopped first): nothing to wind down, so it ends here, and the
+      // stranded-work sweep does not start it later. A workflow that began it meanwhile is cancelled instead.
+      const ended = await endUnstartedRun(deps, { tenantId: caller.tenantId, runId: run.id }, { status: 'cancelled' });
+      if (!ended) await deps.temporal.workflow.getHandle(run.id).cancel();
+    }
     return { status: 202, body: { run_id: run.id, status: 'cancelling' } };
   },
 });

@@ -1,0 +1,30 @@
+import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { Experiment } from '../../db/schema.js';
+import { EXPERIMENT_TASK_QUEUE, EXPERIMENT_WORKFLOW_TYPE } from '../../workflows/experiment-api.js';
+import type { experiment as experimentWorkflow } from '../../workflows/experiment.js';
+import { AgentIdAttribute, ExperimentIdAttribute, TenantIdAttribute } from '../../workflows/search-attributes.js';
+
+/**
+ * Starts the experiment's workflow: id = experiment id, findable in the Temporal UI by tenant, agent and
+ * experiment. Throws WorkflowExecutionAlreadyStartedError when a workflow of that id ever existed: an
+ * experiment runs once, however many times its start is asked for (the API, the stranded-work sweep).
+ */
+export async function startExperimentWorkflow(temporal: Client, experiment: Pick<Experiment, 'id' | 'tenant_id' | 'agent_id' | 'concurrency'>): Promise<void> {
+  await temporal.workflow.start<typeof experimentWorkflow>(EXPERIMENT_WORKFLOW_TYPE, {
+    workflowId: experiment.id,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    taskQueue: EXPERIMENT_TASK_QUEUE,
+    args: [{ tenantId: experiment.tenant_id, experimentId: experiment.id, concurrency: experiment.concurrency, cellsPerWorkflowRun: cellsPerWorkflowRun() }],
+    typedSearchAttributes: [
+      { key: TenantIdAttribute, value: experiment.tenant_id },
+      { key: AgentIdAttribute, value: experiment.agent_id },
+      { key: ExperimentIdAttribute, value: experiment.id },
+    ],
+  });
+}
+
+/** EXPERIMENT_CELLS_PER_WORKFLOW_RUN: how often an experiment's workflow continues as new (workflows/experiment.ts). */
+function cellsPerWorkflowRun(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const value = Number(env.EXPERIMENT_CELLS_PER_WORKFLOW_RUN);
+  return Number.isInteger(value) && value > 0 ? value : undefined;
+}

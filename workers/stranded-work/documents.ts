@@ -1,0 +1,19 @@
+import { startDocumentConversion } from '../../activities/knowledge/start-conversion.js';
+import { failAcceptedDocument, listStrandedDocuments } from '../../db/documents.js';
+import { withTenant } from '../../db/tenant-transaction.js';
+import type { StrandedWorkKind } from './kind.js';
+
+/** A document upload accepted while Temporal could not take its processing, or just before its API stopped. */
+export const strandedDocuments: StrandedWorkKind = {
+  name: 'documents',
+  list: async (db, query) =>
+    (await listStrandedDocuments(db, query)).map((document) => ({
+      id: document.id,
+      workflowId: `ingest-${document.id}`,
+      overdue: document.overdue,
+      start: (temporal) => startDocumentConversion(temporal, { tenantId: document.tenant_id, documentId: document.id }),
+      giveUp: async ({ db }, reason) => {
+        await withTenant(db, document.tenant_id, (tx) => failAcceptedDocument(tx, document.tenant_id, document.id, `${reason}; upload it again`));
+      },
+    })),
+};
