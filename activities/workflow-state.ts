@@ -15,11 +15,17 @@ export async function workflowExists(temporal: Client, workflowId: string): Prom
   }
 }
 
-/** What Temporal has under this workflow id: nothing, a running workflow, or a closed one. Throws when it cannot say. */
-export async function workflowState(temporal: Client, workflowId: string): Promise<'none' | 'running' | 'closed'> {
+/** The statuses of a workflow that will not run again. */
+const CLOSED: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'TERMINATED', 'CONTINUED_AS_NEW', 'TIMED_OUT']);
+
+/**
+ * What Temporal has under this workflow id: nothing, a workflow that is open (running, or paused, or in
+ * a status this SDK does not know), or a closed one. Throws when it cannot say.
+ */
+export async function workflowState(temporal: Client, workflowId: string): Promise<'none' | 'open' | 'closed'> {
   try {
     const description = await temporal.workflow.getHandle(workflowId).describe();
-    return description.status.name === 'RUNNING' ? 'running' : 'closed';
+    return CLOSED.has(description.status.name) ? 'closed' : 'open';
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return 'none';
     throw err;

@@ -66,14 +66,19 @@ export async function deleteDocumentById(tx: TenantTx, tenantId: string, kbId: s
   return deleted?.id;
 }
 
-/** → converting; answers what conversion reads (undefined when the document is gone). */
+/**
+ * accepted or queued → converting (a retried conversion finds it converting); answers what conversion
+ * reads. Undefined when the document is gone, or has ended: failed by the stranded-work sweep while its
+ * workflow was on the way (workers/stranded-work/), it stays failed.
+ */
 export async function markDocumentConverting(tx: TenantTx, tenantId: string, documentId: string) {
-  await tx.updateTable('documents').set({ status: 'converting', updated_at: new Date() }).where('id', '=', documentId).where('tenant_id', '=', tenantId).execute();
   return tx
-    .selectFrom('documents')
-    .select(['markdown', 'source', 'format', 'content_type', 'status'])
+    .updateTable('documents')
+    .set({ status: 'converting', updated_at: new Date() })
     .where('id', '=', documentId)
     .where('tenant_id', '=', tenantId)
+    .where('status', 'in', ['accepted', 'queued', 'converting'])
+    .returning(['markdown', 'source', 'format', 'content_type', 'status'])
     .executeTakeFirst();
 }
 
@@ -117,7 +122,7 @@ export async function setDocumentFailed(tx: TenantTx, tenantId: string, document
 export async function listStrandedDocuments(db: Db, query: StrandedQuery) {
   return db
     .selectFrom('documents')
-    .select(['id', 'tenant_id', createdBefore(query.overdueMs).as('overdue')])
+    .select(['id', 'tenant_id', createdBefore(query.tooLateMs).as('too_late'), createdBefore(query.overdueMs).as('overdue')])
     .where('status', '=', 'accepted')
     .where('created_at', '<', msAgo(query.waitedMs))
     .where('id', '>', query.afterId)

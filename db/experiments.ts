@@ -115,13 +115,14 @@ export async function markExperimentEnded(
   tenantId: string,
   experimentId: string,
   end: { status: 'completed' | 'cancelled' | 'failed'; error?: RunError | null },
+  from: ExperimentStatus[] = ['queued', 'running'],
 ): Promise<boolean> {
   const row = await tx
     .updateTable('experiments')
     .set({ status: end.status, error: end.error ? JSON.stringify(end.error) : null, ended_at: new Date(), updated_at: new Date() })
     .where('id', '=', experimentId)
     .where('tenant_id', '=', tenantId)
-    .where('status', 'in', ['queued', 'running'])
+    .where('status', 'in', from)
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;
@@ -156,7 +157,7 @@ export async function deleteExperimentById(tx: TenantTx, tenantId: string, exper
 export async function listStrandedExperiments(db: Db, query: StrandedQuery) {
   return db
     .selectFrom('experiments')
-    .select(['id', 'tenant_id', 'agent_id', 'concurrency', createdBefore(query.overdueMs).as('overdue')])
+    .select(['id', 'tenant_id', 'agent_id', 'concurrency', createdBefore(query.tooLateMs).as('too_late'), createdBefore(query.overdueMs).as('overdue')])
     .where('status', '=', 'queued')
     .where('created_at', '<', msAgo(query.waitedMs))
     .where('id', '>', query.afterId)

@@ -384,7 +384,7 @@ export async function listRunsByIds(reader: TenantScoped, tenantId: string, runI
 export async function listStrandedRuns(db: Db, query: StrandedQuery) {
   return db
     .selectFrom('runs')
-    .select(['id', 'tenant_id', 'agent_id', 'source', createdBefore(query.overdueMs).as('overdue')])
+    .select(['id', 'tenant_id', 'agent_id', 'source', createdBefore(query.tooLateMs).as('too_late'), createdBefore(query.overdueMs).as('overdue')])
     .where('status', '=', 'queued')
     .where('created_at', '<', msAgo(query.waitedMs))
     .where('id', '>', query.afterId)

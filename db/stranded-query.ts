@@ -3,11 +3,12 @@ import { sql, type RawBuilder } from 'kysely';
 /**
  * Which records the stranded-work sweep (workers/stranded-work/) reads of a table: those in its waiting
  * state since longer than `waitedMs`, after the id `afterId` (ids sort by creation), `limit` at a time,
- * each marked `overdue` when it has waited longer than `overdueMs`. Ages are taken on the database's
- * clock, the one that wrote `created_at`.
+ * each marked `too_late` when it has waited longer than `tooLateMs` and `overdue` when longer than
+ * `overdueMs`. Ages are taken on the database's clock, the one that wrote `created_at`.
  */
 export interface StrandedQuery {
   waitedMs: number;
+  tooLateMs: number;
   overdueMs: number;
   afterId: string;
   limit: number;

@@ -2,6 +2,7 @@ import { Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } fro
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import { RunNotStartedError, startAgentRunWorkflow, startRunOrEndIt } from '../activities/runs/start-run-workflow.js';
+import { AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
 import { startExperimentWorkflow } from '../activities/evals/start-experiment-workflow.js';
 import { startDocumentConversion } from '../activities/knowledge/start-conversion.js';
 import { findPublishedVersion } from '../db/agents.js';
@@ -10,7 +11,7 @@ import { insertExperiment } from '../db/experiments.js';
 import { findKnowledgeBaseByName } from '../db/knowledge-bases.js';
 import { createQueuedRun, type NewRun } from '../db/runs.js';
 import { withTenant } from '../db/tenant-transaction.js';
-import { GIVE_UP_AFTER_MS, startStrandedWork, STRANDED_AFTER_MS } from '../workers/stranded-work/sweep.js';
+import { GIVE_UP_AFTER_MS, startStrandedWork, STRANDED_AFTER_MS, type SweepCursors, type SweepOutcome } from '../workers/stranded-work/sweep.js';
 import { publishAgent, scriptedGraph } from './support/agents.js';
 import { call, newTenant, type TestTenant } from './support/api.js';
 import { settledRun } from './support/channels.js';
@@ -19,6 +20,20 @@ import { createSuite, finishedExperiment } from './support/evals.js';
 import { testPlatform } from './support/global.js';
 import { startApiProcess, type ApiProcess } from './support/platform-processes.js';
 import { stream } from './support/sse.js';
+
+/** One whole sweep: page after page of each kind until every cursor is back at the start. */
+async function sweep(): Promise<Record<string, SweepOutcome>> {
+  const cursors: SweepCursors = new Map();
+  const all: Record<string, SweepOutcome> = {};
+  do {
+    for (const [kind, outcome] of Object.entries(await startStrandedWork(testPlatform().db, testPlatform().temporal, cursors))) {
+      all[kind] ??= { started: [], ended: [] };
+      all[kind].started.push(...outcome.started);
+      all[kind].ended.push(...outcome.ended);
+    }
+  } while ([...cursors.values()].some((cursor) => cursor !== ''));
+  return all;
+}
 
 /**
  * Work recorded in Postgres whose workflow was never started (workers/stranded-work/): the records are
@@ -60,7 +75,6 @@ describe('stranded work: records whose workflow was never started', function () 
     await sql`update ${sql.table(table)} set created_at = ${new Date(Date.now() - ms)} where id = ${id}`.execute(testPlatform().db);
   }
 
-  const sweep = () => startStrandedWork(testPlatform().db, testPlatform().temporal);
   const rejected = (start: Promise<void>) => start.then(() => 'started', (err: unknown) => err);
 
   it('starts a run an API recorded but never started, once, and it runs to its end', async () => {
@@ -144,6 +158,29 @@ describe('stranded work: records whose workflow was never started', function () 
     expect(run.error.message).to.match(/never started/);
   });
 
+  it('leaves a run whose workflow is open, however old, and ends one whose workflow closed without beginning it', async () => {
+    const runId = await recordedRun();
+    // A workflow of the run's id that no worker will ever take: open, but it never begins the run.
+    await testPlatform().temporal.workflow.start(AGENT_RUN_WORKFLOW_TYPE, { workflowId: runId, taskQueue: 'no-worker-polls-this', args: [] });
+    await age('runs', runId, GIVE_UP_AFTER_MS + 60_000);
+    let outcome = (await sweep()).runs!;
+    expect(outcome.ended).not.to.include(runId);
+    expect((await call('GET', `/v1/runs/${runId}`, { key: tenant.key })).body.run.status).to.equal('queued');
+
+    await testPlatform().temporal.workflow.getHandle(runId).terminate('closed before it began the run');
+    // Young again: its start is refused (the closed workflow holds the id), so nothing runs it twice.
+    await age('runs', runId);
+    outcome = (await sweep()).runs!;
+    expect(outcome.started).not.to.include(runId);
+    expect(outcome.ended).not.to.include(runId);
+    // Overdue: ended, with the reason.
+    await age('runs', runId, GIVE_UP_AFTER_MS + 60_000);
+    expect((await sweep()).runs!.ended).to.include(runId);
+    const run = (await call('GET', `/v1/runs/${runId}`, { key: tenant.key })).body.run;
+    expect(run.status).to.equal('failed');
+    expect(run.error.message).to.match(/ended without running it/);
+  });
+
   it("starts a document's processing when its upload was accepted but nothing started it", async () => {
     const documentId = await recordedDocument('The lighthouse keeper logs every passing ship in a green ledger.');
     await age('documents', documentId);
@@ -165,14 +202,15 @@ describe('stranded work: records whose workflow was never started', function () 
     expect(document.error).to.match(/never started.*upload it again/);
   });
 
-  it('starts an experiment recorded but never started', async () => {
+  /** An experiment of no cells recorded as POST /v1/evals/experiments records one, without its workflow. */
+  async function recordedExperiment(name: string) {
     const suite = await createSuite(tenant.key, 'stranded', 'stranded-suite');
-    const experiment = await withTenant(testPlatform().db, tenant.tenantId, (tx) =>
+    return withTenant(testPlatform().db, tenant.tenantId, (tx) =>
       insertExperiment(tx, tenant.tenantId, {
         agentId,
         suiteId: suite.id,
         suiteName: suite.name,
-        name: 'stranded',
+        name,
         description: null,
         variants: [],
         repeats: 1,
@@ -183,11 +221,22 @@ describe('stranded work: records whose workflow was never started', function () 
         cellCount: 0,
       }),
     );
+  }
+
+  it('starts an experiment recorded but never started, and ends one that waited over an hour', async () => {
+    const experiment = await recordedExperiment('stranded');
     await age('experiments', experiment.id);
     expect((await sweep()).experiments!.started).to.include(experiment.id);
     expect((await sweep()).experiments!.started).not.to.include(experiment.id);
     expect((await finishedExperiment(tenant.key, experiment.id)).experiment.status).to.equal('completed');
     expect(await rejected(startExperimentWorkflow(testPlatform().temporal, experiment))).to.be.instanceOf(WorkflowExecutionAlreadyStartedError);
+
+    const late = await recordedExperiment('too late');
+    await age('experiments', late.id, GIVE_UP_AFTER_MS + 60_000);
+    expect((await sweep()).experiments!.ended).to.include(late.id);
+    const ended = (await call('GET', `/v1/evals/experiments/${late.id}`, { key: tenant.key })).body.experiment;
+    expect(ended.status).to.equal('failed');
+    expect(ended.error.code).to.equal('unavailable');
   });
 });
 
@@ -251,7 +300,7 @@ describe('stranded work: an API whose workflow starts Temporal refuses', functio
     expect(body.document.status).to.equal('accepted');
 
     await sql`update documents set created_at = ${new Date(Date.now() - 2 * STRANDED_AFTER_MS)} where id = ${body.document.id}`.execute(testPlatform().db);
-    expect((await startStrandedWork(testPlatform().db, testPlatform().temporal)).documents!.started).to.include(body.document.id);
+    expect((await sweep()).documents!.started).to.include(body.document.id);
     expect((await settledDocument(tenant.key, 'refused', body.document.id)).status).to.equal('ready');
   });
 });

@@ -117,7 +117,7 @@ export async function startWorkers(options: {
   return {
     async shutdown() {
       clearInterval(archiverCheck);
-      stopSweeping();
+      await stopSweeping();
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await Promise.allSettled(running);
       await connection.close();

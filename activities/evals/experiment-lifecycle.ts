@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.js';
 import { countCellsByStatus, findCell, listPendingCells, recordCellResult, skipPendingCells, type PendingCell } from '../../db/experiment-cells.js';
 import { appendExperimentEvents } from '../../db/experiment-events.js';
 import { markExperimentEnded, markExperimentRunning } from '../../db/experiments.js';
-import type { RunError } from '../../db/schema.js';
+import type { ExperimentStatus, RunError } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { cellEndEvent } from './cell-events.js';
 import { failedBeforeRun } from './cell-run.js';
@@ -43,12 +43,15 @@ export interface ExperimentEnd extends ExperimentRef {
   error?: RunError;
 }
 
-/** The end: a cancelled or failed experiment skips the cells it never started; the event carries the final counts. */
-export async function finishExperiment(db: Db, end: ExperimentEnd): Promise<void> {
-  await withTenant(db, end.tenantId, async (tx) => {
+/**
+ * The end: a cancelled or failed experiment skips the cells it never started; the event carries the final
+ * counts. Only from `from` (by default any status before an end); false when it was not there.
+ */
+export async function finishExperiment(db: Db, end: ExperimentEnd, from?: ExperimentStatus[]): Promise<boolean> {
+  return withTenant(db, end.tenantId, async (tx) => {
+    const ended = await markExperimentEnded(tx, end.tenantId, end.experimentId, { status: end.status, error: end.error ?? null }, from);
+    if (!ended) return false;
     if (end.status !== 'completed') await skipPendingCells(tx, end.tenantId, end.experimentId);
-    const ended = await markExperimentEnded(tx, end.tenantId, end.experimentId, { status: end.status, error: end.error ?? null });
-    if (!ended) return;
     const counts = (await countCellsByStatus(tx, end.tenantId, [end.experimentId])).get(end.experimentId);
     await appendExperimentEvents(tx, end.tenantId, end.experimentId, [
       {
@@ -57,6 +60,7 @@ export async function finishExperiment(db: Db, end: ExperimentEnd): Promise<void
         data: { experiment_id: end.experimentId, status: end.status, cells: counts, ...(end.error && { error: end.error }) },
       },
     ]);
+    return true;
   });
 }
 

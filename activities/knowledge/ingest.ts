@@ -23,7 +23,7 @@ const HEARTBEAT_EVERY_MS = 1000;
  */
 export async function convertDocumentSource(db: Db, ref: DocumentRef): Promise<boolean> {
   const doc = await withTenant(db, ref.tenantId, (tx) => markDocumentConverting(tx, ref.tenantId, ref.documentId));
-  if (!doc) throw ApplicationFailure.nonRetryable(`document ${ref.documentId} no longer exists`, CONVERT_DOCUMENT_FAILURES.DocumentMissing);
+  if (!doc) throw ApplicationFailure.nonRetryable(`document ${ref.documentId} no longer exists or has ended`, CONVERT_DOCUMENT_FAILURES.DocumentMissing);
   if (doc.markdown !== null) return true;
   if (!doc.source) {
     await failDocument(db, { ...ref, error: 'the upload is missing' });

@@ -245,9 +245,13 @@ export const cancelRun = defineOperation<{ runId: string }>({
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       // Recorded but never started (its API stopped first): nothing to wind down, so it ends here, and the
-      // stranded-work sweep does not start it later. A workflow that began it meanwhile is cancelled instead.
-      const ended = await endUnstartedRun(deps, { tenantId: caller.tenantId, runId: run.id }, { status: 'cancelled' });
-      if (!ended) await deps.temporal.workflow.getHandle(run.id).cancel();
+      // stranded-work sweep does not start it later. Moved on meanwhile: ended (the sweep gave it up), or
+      // begun by a workflow the sweep started, which is cancelled instead.
+      if (!(await endUnstartedRun(deps, { tenantId: caller.tenantId, runId: run.id }, { status: 'cancelled' }))) {
+        const now = await tenant((tx) => runOr404(tx, caller.tenantId, run.id));
+        if (isTerminal(now.status)) throw new ApiError('conflict', `run ${run.id} already ended (${now.status})`);
+        await deps.temporal.workflow.getHandle(run.id).cancel();
+      }
     }
     return { status: 202, body: { run_id: run.id, status: 'cancelling' } };
   },

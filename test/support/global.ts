@@ -45,8 +45,8 @@ export async function mochaGlobalSetup(): Promise<void> {
   if (process.env.DATABASE_URL) process.env.SECRETS_KEY ??= newSecretsKeyEntry('test');
   // Runs that fail on purpose would each log a warning; the tests check the failures themselves.
   process.env.TEMPORAL_LOG_LEVEL ??= 'ERROR';
-  // The workers sweep for stranded work as they start; test/stranded-work.test.ts sweeps itself when it
-  // means to, so no sweep of the interval's may take its records first.
+  // test/stranded-work.test.ts sweeps for stranded work when it means to: no sweep of the interval's may
+  // take its records first (a worker still sweeps once as it starts).
   process.env.STRANDED_WORK_CHECK_MS ??= String(24 * 60 * 60_000);
   const database: DatabaseConfig = process.env.DATABASE_URL
     ? databaseConfigFromEnv()

@@ -10,10 +10,9 @@ export const strandedDocuments: StrandedWorkKind = {
     (await listStrandedDocuments(db, query)).map((document) => ({
       id: document.id,
       workflowId: `ingest-${document.id}`,
+      tooLate: document.too_late,
       overdue: document.overdue,
       start: (temporal) => startDocumentConversion(temporal, { tenantId: document.tenant_id, documentId: document.id }),
-      giveUp: async ({ db }, reason) => {
-        await withTenant(db, document.tenant_id, (tx) => failAcceptedDocument(tx, document.tenant_id, document.id, `${reason}; upload it again`));
-      },
+      giveUp: ({ db }, reason) => withTenant(db, document.tenant_id, (tx) => failAcceptedDocument(tx, document.tenant_id, document.id, `${reason}; upload it again`)),
     })),
 };

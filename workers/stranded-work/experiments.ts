@@ -11,12 +11,15 @@ export const strandedExperiments: StrandedWorkKind = {
     (await listStrandedExperiments(db, query)).map((experiment) => ({
       id: experiment.id,
       workflowId: experiment.id,
+      tooLate: experiment.too_late,
       overdue: experiment.overdue,
       start: (temporal) => startExperimentWorkflow(temporal, experiment),
       giveUp: async (deps, reason) => {
         const end = { tenantId: experiment.tenant_id, experimentId: experiment.id, status: 'failed', error: { code: 'unavailable', message: reason } } as const;
-        await finishExperiment(deps.db, end);
+        // Only while still queued: a workflow that began it meanwhile ends it itself.
+        if (!(await finishExperiment(deps.db, end, ['queued']))) return false;
         await emitExperimentEnded(deps, end).catch(() => {});
+        return true;
       },
     })),
 };

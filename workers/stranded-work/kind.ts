@@ -17,9 +17,11 @@ export interface StrandedWorkKind {
 export interface StrandedRecord {
   id: string;
   workflowId: string;
-  /** Waited longer than the sweep starts work: given up instead (sweep.ts). */
+  /** Waited longer than the sweep starts work (sweep.ts): too late to start. */
+  tooLate: boolean;
+  /** Waited longer than the sweep waits for its workflow (sweep.ts): to be given up unless one is open. */
   overdue: boolean;
   start(temporal: Client): Promise<void>;
-  /** Ends the record with the reason, as its workflow would have ended it failing. */
-  giveUp(deps: { db: Db; temporal: Client }, reason: string): Promise<void>;
+  /** Ends the record, still in its waiting state, with the reason, as its workflow would have ended it failing; false when it had moved on. */
+  giveUp(deps: { db: Db; temporal: Client }, reason: string): Promise<boolean>;
 }

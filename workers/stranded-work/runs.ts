@@ -12,11 +12,10 @@ export const strandedRuns: StrandedWorkKind = {
       return {
         id: run.id,
         workflowId: run.id,
+        tooLate: run.too_late,
         overdue: run.overdue,
         start: (temporal) => startAgentRunWorkflow(temporal, { ...ref, agentId: run.agent_id, source: run.source }),
-        giveUp: async (deps, reason) => {
-          await endUnstartedRun(deps, ref, { status: 'failed', error: { code: 'unavailable', message: reason } });
-        },
+        giveUp: (deps, reason) => endUnstartedRun(deps, ref, { status: 'failed', error: { code: 'unavailable', message: reason } }),
       };
     }),
 };

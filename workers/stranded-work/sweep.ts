@@ -14,11 +14,12 @@ import { STRANDED_WORK_KINDS } from './kinds.js';
  *   means Temporal holds a workflow for the record (one waiting for a free worker, say): left alone, so
  *   nothing runs twice however many processes sweep. The API starts a workflow within milliseconds of its
  *   commit, so younger records are almost all in flight (and a start racing the API's is harmless).
- * - Waiting longer than GIVE_UP_AFTER_MS: not started any more but ended failed, unless Temporal has its
- *   workflow running. Work that late surprises more than it serves (a run answered an hour after its
- *   caller gave up), and a closed workflow that left its record waiting (terminated before it began) is
- *   past what a start could fix — nor does Temporal keep closed workflows for ever, after which a start
- *   would no longer be refused.
+ * - Waiting longer than TOO_LATE_MS: not started any more. Work that late surprises more than it serves
+ *   (a run answered an hour after its caller gave up), and Temporal does not keep closed workflows for
+ *   ever, after which a start would no longer be refused.
+ * - Waiting longer than GIVE_UP_AFTER_MS: ended failed, unless Temporal has its workflow open. The ten
+ *   minutes between the two keep a start by one process and a give-up by another from meeting; each
+ *   give-up changes only a record still waiting, and a workflow that begins a given-up record stops.
  *
  * Each kind is read from where the last sweep of this process stopped (ids sort by creation), a page at a
  * time, so records whose workflow exists cannot hide the ones behind them.
@@ -27,7 +28,10 @@ import { STRANDED_WORK_KINDS } from './kinds.js';
 /** How long a record waits for its workflow before the sweep starts it. */
 export const STRANDED_AFTER_MS = 60_000;
 
-/** How long a record may wait before the sweep ends it instead. */
+/** How long a record may wait and still be started. */
+export const TOO_LATE_MS = 50 * 60_000;
+
+/** How long a record may wait before the sweep ends it. */
 export const GIVE_UP_AFTER_MS = 60 * 60_000;
 
 /** Records of each kind looked at per sweep; the next sweep goes on from there. */
@@ -49,23 +53,28 @@ export async function startStrandedWork(db: Db, temporal: Client, cursors: Sweep
   const outcomes: Record<string, SweepOutcome> = {};
   for (const kind of STRANDED_WORK_KINDS) {
     const outcome: SweepOutcome = (outcomes[kind.name] = { started: [], ended: [] });
-    const records = await kind.list(db, { waitedMs: STRANDED_AFTER_MS, overdueMs: GIVE_UP_AFTER_MS, afterId: cursors.get(kind.name) ?? '', limit: PAGE });
+    const from = cursors.get(kind.name) ?? '';
+    const records = await kind.list(db, { waitedMs: STRANDED_AFTER_MS, tooLateMs: TOO_LATE_MS, overdueMs: GIVE_UP_AFTER_MS, afterId: from, limit: PAGE });
+    // After a short page, from the first again.
     cursors.set(kind.name, records.length < PAGE ? '' : records[records.length - 1]!.id);
-    for (const record of records) {
+    for (const [index, record] of records.entries()) {
       try {
-        if (!record.overdue) {
+        if (!record.tooLate) {
           await record.start(temporal);
           outcome.started.push(record.id);
-          continue;
+        } else if (record.overdue) {
+          const state = await workflowState(temporal, record.workflowId);
+          const waited = `waited over ${GIVE_UP_AFTER_MS / 60_000} minutes`;
+          const reason = state === 'none' ? `its workflow was never started (${waited})` : `its workflow ended without running it (${waited})`;
+          if (state !== 'open' && (await record.giveUp({ db, temporal }, reason))) outcome.ended.push(record.id);
         }
-        const state = await workflowState(temporal, record.workflowId);
-        if (state === 'running') continue;
-        const waited = `waited over ${GIVE_UP_AFTER_MS / 60_000} minutes`;
-        await record.giveUp({ db, temporal }, state === 'none' ? `its workflow was never started (${waited})` : `its workflow ended without running it (${waited})`);
-        outcome.ended.push(record.id);
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) continue;
-        if (isUnreachable(err)) throw err;
+        if (isUnreachable(err)) {
+          // The next sweep goes on from this record.
+          cursors.set(kind.name, index === 0 ? from : records[index - 1]!.id);
+          throw err;
+        }
         console.error(`[worker] stranded-work sweep: ${kind.name} ${record.id}:`, err instanceof Error ? err.message : err);
       }
     }
@@ -83,23 +92,23 @@ function isUnreachable(err: unknown): boolean {
   return false;
 }
 
-/** Sweeps now and every `intervalMs` (one sweep at a time) until the returned function is called. */
-export function sweepStrandedWorkEvery(db: Db, temporal: Client, intervalMs: number): () => void {
+/** Sweeps now and every `intervalMs` (one sweep at a time) until the returned function is called; it resolves once a sweep in progress is done. */
+export function sweepStrandedWorkEvery(db: Db, temporal: Client, intervalMs: number): () => Promise<void> {
   const cursors: SweepCursors = new Map();
-  let sweeping = false;
-  const sweep = async () => {
-    if (sweeping) return;
-    sweeping = true;
-    try {
-      await startStrandedWork(db, temporal, cursors);
-    } catch (err) {
-      console.error('[worker] the stranded-work sweep stopped early:', err instanceof Error ? err.message : err);
-    } finally {
-      sweeping = false;
-    }
+  let current: Promise<void> | undefined;
+  const sweep = () => {
+    current ??= startStrandedWork(db, temporal, cursors)
+      .then(
+        () => {},
+        (err: unknown) => console.error('[worker] the stranded-work sweep stopped early:', err instanceof Error ? err.message : err),
+      )
+      .finally(() => (current = undefined));
   };
-  void sweep();
-  const timer = setInterval(() => void sweep(), intervalMs);
+  sweep();
+  const timer = setInterval(sweep, intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await current;
+  };
 }
