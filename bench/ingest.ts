@@ -18,9 +18,10 @@ import { embedAll } from './embed-all.js';
  * process on DATABASE_URL's Postgres or a throwaway PGlite. A knowledge base is created with
  * POST /v1/knowledge; BENCH_INGEST_DOCS Markdown documents (default 40) of BENCH_INGEST_SECTIONS
  * sections each (default 5; a title, then `##` sections of up to 900 characters of real README prose, see
- * sentences.ts, so each section is one chunk just under the chunker's ~1000-character target) are uploaded one after another with
- * POST /v1/knowledge/{kb}/documents `{title, text}`, and GET …/documents/{id} is polled until each is
- * `ready`. Uploads and the polling share the process with the platform, as a client on the same machine
+ * sentences.ts, so each section is one chunk just under the chunker's ~1000-character target) are uploaded with
+ * POST /v1/knowledge/{kb}/documents `{title, text}` by BENCH_INGEST_UPLOADERS clients at once (default 1:
+ * one document after another; more, as a bulk import would, overlap one upload's HTTP and database work
+ * with another's embedding), and GET …/documents/{id} is polled until each is `ready`. Uploads and the polling share the process with the platform, as a client on the same machine
  * would share its cores. Everything the platform does per document is inside the figure: the upload
  * request (JSON, Markdown decoding, the insert; a text this small is chunked, embedded and marked ready
  * within the request, larger uploads go through the `convertDocument` workflow on the `ingest` task queue),
@@ -64,19 +65,21 @@ const KB_NAME = 'bench-ingest';
 interface IngestSettings {
   docs: number;
   sections: number;
+  uploaders: number;
 }
 
 function ingestSettings(): IngestSettings {
   return {
     docs: wholeNumberFromEnv('BENCH_INGEST_DOCS', 40, 1),
     sections: wholeNumberFromEnv('BENCH_INGEST_SECTIONS', 5, 1),
+    uploaders: wholeNumberFromEnv('BENCH_INGEST_UPLOADERS', 1, 1),
   };
 }
 
 export const ingest = benchmarkWithSettings(
   'ingest',
   ingestSettings,
-  (s) => `${s.docs} Markdown documents of ${s.sections} sections through the platform, the raw embedder on the same chunks before and after`,
+  (s) => `${s.docs} Markdown documents of ${s.sections} sections through the platform (${s.uploaders} uploader(s) at once), the raw embedder on the same chunks before and after`,
   runIngest,
 );
 
@@ -122,11 +125,22 @@ async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
     console.log(`[bench] platform: uploading ${measuredDocs.length} documents (${texts.length} chunks) and polling until ready...`);
     const t0 = Date.now();
     const started = performance.now();
-    const uploaded: UploadedDoc[] = [];
-    for (const doc of measuredDocs) uploaded.push(await api.upload(doc));
+    const cpuBefore = process.cpuUsage();
+    // In document order whatever the uploaders' interleaving: the check below compares texts in that order.
+    const uploaded: UploadedDoc[] = new Array<UploadedDoc>(measuredDocs.length);
+    let next = 0;
+    const uploader = async () => {
+      while (next < measuredDocs.length) {
+        const index = next++;
+        uploaded[index] = await api.upload(measuredDocs[index]!);
+      }
+    };
+    await Promise.all(Array.from({ length: settings.uploaders }, uploader));
     const uploadMs = performance.now() - started;
     await waitReady(api, uploaded);
     const observedMs = performance.now() - started;
+    // This process's own CPU meanwhile (API, workers, the uploaders; not the embedder's process nor Postgres).
+    const cpu = process.cpuUsage(cpuBefore);
     const lastReady = Math.max(...uploaded.map((d) => d.readyAt!));
     const platformWallMs = lastReady - t0;
     const platformChunks = uploaded.reduce((sum, d) => sum + d.chunks!, 0);
@@ -186,13 +200,14 @@ async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
       settings: {
         documents: uploaded.length,
         sections_per_document: settings.sections,
+        uploaders: settings.uploaders,
         section_prose_chars: SECTION_CHARS,
         poll_interval_ms: POLL_MS,
         embedding_threads: embedder.threads,
         embedding_batch_size: embedder.batchSize,
         embed_document_call_size: 32,
         warmup_documents: 1,
-        load_generator: { tool: 'fetch (undici), sequential uploads then polling, in the platform process', worker_threads: 0 },
+        load_generator: { tool: `fetch (undici), ${settings.uploaders} uploader(s) at once, then polling, in the platform process`, worker_threads: 0 },
       },
       details: {
         temporal: platform.temporalUiUrl ? 'dev server (in memory)' : 'external',
@@ -213,7 +228,9 @@ async function runIngest(settings: IngestSettings): Promise<BenchmarkResult> {
         platform_embed_calls: embedderUse.calls,
         platform_texts_per_embed_call: embedderUse.textsPerCall,
         platform_embedder_idle_ms_per_document: round2(embedderUse.idleMs / uploaded.length),
-        document_latency_note: 'documents are uploaded back to back and queue for the one embedder, so later ones wait longer',
+        // CPU the embedder shares the cores with: while it is busy, every millisecond of it slows the embedder down.
+        platform_process_cpu_ms_per_document: round2((cpu.user + cpu.system) / 1000 / uploaded.length),
+        document_latency_note: 'documents are uploaded back to back (by each uploader) and queue for the one embedder, so later ones wait longer',
       },
       subjects: [platformSubject, rawSubject],
       ratios: {
