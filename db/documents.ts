@@ -1,6 +1,6 @@
 import type { Db } from './database.js';
 import { newId } from './ids.js';
-import { createdBefore, msAgo, type StrandedQuery } from './stranded-query.js';
+import { strandedPage, type StrandedQuery } from './stranded-query.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { DocumentRow } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -120,15 +120,7 @@ export async function setDocumentFailed(tx: TenantTx, tenantId: string, document
 
 /** Every tenant's documents (the owner role) still `accepted` as `query` says (db/stranded-query.ts): their processing never started. */
 export async function listStrandedDocuments(db: Db, query: StrandedQuery) {
-  return db
-    .selectFrom('documents')
-    .select(['id', 'tenant_id', createdBefore(query.tooLateMs).as('too_late'), createdBefore(query.overdueMs).as('overdue')])
-    .where('status', '=', 'accepted')
-    .where('created_at', '<', msAgo(query.waitedMs))
-    .where('id', '>', query.afterId)
-    .orderBy('id')
-    .limit(query.limit)
-    .execute();
+  return strandedPage(db.selectFrom('documents').select(['id', 'tenant_id']).where('status', '=', 'accepted'), query).execute();
 }
 
 /** accepted → failed with the reason: its processing will not start. False when it had moved on. */

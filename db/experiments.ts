@@ -1,6 +1,6 @@
 import type { Db } from './database.js';
 import { newId } from './ids.js';
-import { createdBefore, msAgo, type StrandedQuery } from './stranded-query.js';
+import { strandedPage, type StrandedQuery } from './stranded-query.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
 import type { Experiment, ExperimentStatus, RunError, StoredVariant } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -155,13 +155,5 @@ export async function deleteExperimentById(tx: TenantTx, tenantId: string, exper
 
 /** Every tenant's experiments (the owner role) still `queued` as `query` says (db/stranded-query.ts). */
 export async function listStrandedExperiments(db: Db, query: StrandedQuery) {
-  return db
-    .selectFrom('experiments')
-    .select(['id', 'tenant_id', 'agent_id', 'concurrency', createdBefore(query.tooLateMs).as('too_late'), createdBefore(query.overdueMs).as('overdue')])
-    .where('status', '=', 'queued')
-    .where('created_at', '<', msAgo(query.waitedMs))
-    .where('id', '>', query.afterId)
-    .orderBy('id')
-    .limit(query.limit)
-    .execute();
+  return strandedPage(db.selectFrom('experiments').select(['id', 'tenant_id', 'agent_id', 'concurrency']).where('status', '=', 'queued'), query).execute();
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { findAgentVersion, findAgentVersionByNumber, findPublishedVersion } from './agents.js';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
-import { createdBefore, msAgo, type StrandedQuery } from './stranded-query.js';
+import { strandedPage, type StrandedQuery } from './stranded-query.js';
 import type { Page, PageQuery } from './page.js';
 import { page } from './page.js';
 import { appendRunEvents, type RunEventType } from './run-events.js';
@@ -382,16 +382,12 @@ export async function listRunsByIds(reader: TenantScoped, tenantId: string, runI
  * its cell's; each of those retries its own start.
  */
 export async function listStrandedRuns(db: Db, query: StrandedQuery) {
-  return db
+  const waiting = db
     .selectFrom('runs')
-    .select(['id', 'tenant_id', 'agent_id', 'source', createdBefore(query.tooLateMs).as('too_late'), createdBefore(query.overdueMs).as('overdue')])
+    .select(['id', 'tenant_id', 'agent_id', 'source'])
     .where('status', '=', 'queued')
-    .where('created_at', '<', msAgo(query.waitedMs))
-    .where('id', '>', query.afterId)
     .where('parent_run_id', 'is', null)
     .where('schedule_id', 'is', null)
-    .where('experiment_id', 'is', null)
-    .orderBy('id')
-    .limit(query.limit)
-    .execute();
+    .where('experiment_id', 'is', null);
+  return strandedPage(waiting, query).execute();
 }

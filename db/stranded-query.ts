@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 
 /**
  * Which records the stranded-work sweep (workers/stranded-work/) reads of a table: those in its waiting
@@ -14,12 +14,26 @@ export interface StrandedQuery {
   limit: number;
 }
 
+/**
+ * One table's rows in their waiting state (`waiting`, a select of one table with an `id` and a
+ * `created_at`) narrowed to the page `query` names, with `too_late` and `overdue`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table's select query
+export function strandedPage<O>(waiting: SelectQueryBuilder<any, any, O>, query: StrandedQuery) {
+  return waiting
+    .select([createdBefore(query.tooLateMs).as('too_late'), createdBefore(query.overdueMs).as('overdue')])
+    .where(sql.ref('created_at'), '<', msAgo(query.waitedMs))
+    .where(sql.ref('id'), '>', query.afterId)
+    .orderBy(sql.ref('id'))
+    .limit(query.limit);
+}
+
 /** The moment `ms` milliseconds before the database's now. */
-export function msAgo(ms: number): RawBuilder<Date> {
+function msAgo(ms: number): RawBuilder<Date> {
   return sql<Date>`now() - make_interval(secs => ${ms / 1000})`;
 }
 
 /** `created_at` before `ms` ago, as a boolean column. */
-export function createdBefore(ms: number): RawBuilder<boolean> {
+function createdBefore(ms: number): RawBuilder<boolean> {
   return sql<boolean>`created_at < ${msAgo(ms)}`;
 }
