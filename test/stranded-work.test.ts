@@ -11,7 +11,7 @@ import { insertExperiment } from '../db/experiments.js';
 import { findKnowledgeBaseByName } from '../db/knowledge-bases.js';
 import { createQueuedRun, type NewRun } from '../db/runs.js';
 import { withTenant } from '../db/tenant-transaction.js';
-import { GIVE_UP_AFTER_MS, startStrandedWork, STRANDED_AFTER_MS, type SweepCursors, type SweepOutcome } from '../workers/stranded-work/sweep.js';
+import { GIVE_UP_AFTER_MS, sweepStrandedWork, STRANDED_AFTER_MS, type SweepCursors, type SweepOutcome } from '../workers/stranded-work/sweep.js';
 import { publishAgent, scriptedGraph } from './support/agents.js';
 import { call, newTenant, type TestTenant } from './support/api.js';
 import { settledRun } from './support/channels.js';
@@ -26,7 +26,7 @@ async function sweep(): Promise<Record<string, SweepOutcome>> {
   const cursors: SweepCursors = new Map();
   const all: Record<string, SweepOutcome> = {};
   do {
-    for (const [kind, outcome] of Object.entries(await startStrandedWork(testPlatform().db, testPlatform().temporal, cursors))) {
+    for (const [kind, outcome] of Object.entries(await sweepStrandedWork(testPlatform().db, testPlatform().temporal, cursors))) {
       all[kind] ??= { started: [], ended: [] };
       all[kind].started.push(...outcome.started);
       all[kind].ended.push(...outcome.ended);

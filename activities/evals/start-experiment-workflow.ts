@@ -6,8 +6,9 @@ import { AgentIdAttribute, ExperimentIdAttribute, TenantIdAttribute } from '../.
 
 /**
  * Starts the experiment's workflow: id = experiment id, findable in the Temporal UI by tenant, agent and
- * experiment. Throws WorkflowExecutionAlreadyStartedError when a workflow of that id ever existed: an
- * experiment runs once, however many times its start is asked for (the API, the stranded-work sweep).
+ * experiment. Throws WorkflowExecutionAlreadyStartedError while Temporal holds a workflow of that id,
+ * running or closed: an experiment runs once, however many times its start is asked for (the API, the
+ * stranded-work sweep, which asks only in the first 50 minutes).
  */
 export async function startExperimentWorkflow(temporal: Client, experiment: Pick<Experiment, 'id' | 'tenant_id' | 'agent_id' | 'concurrency'>): Promise<void> {
   await temporal.workflow.start<typeof experimentWorkflow>(EXPERIMENT_WORKFLOW_TYPE, {

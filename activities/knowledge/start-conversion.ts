@@ -5,8 +5,8 @@ import type { convertDocument } from '../../workflows/convert-document.js';
 /**
  * Starts the document's background processing (conversion, embedding, graph extraction): the
  * `convertDocument` workflow with id `ingest-<document id>`. Throws WorkflowExecutionAlreadyStartedError
- * when one ever existed: a document is processed once, however many times that is asked for (the upload,
- * the stranded-work sweep).
+ * while Temporal holds one, running or closed: a document is processed once, however many times that is
+ * asked for (the upload, the stranded-work sweep, which asks only in the first 50 minutes).
  */
 export async function startDocumentConversion(temporal: Client, document: DocumentRef): Promise<void> {
   await temporal.workflow.start<typeof convertDocument>(CONVERT_DOCUMENT_WORKFLOW_TYPE, {

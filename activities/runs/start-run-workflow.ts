@@ -16,7 +16,8 @@ export interface RunToStart {
 
 /**
  * Starts the run's workflow: id = run id, on the `runs` queue, findable in the Temporal UI by tenant,
- * agent and source. Throws WorkflowExecutionAlreadyStartedError when a workflow of that id ever existed.
+ * agent and source. Throws WorkflowExecutionAlreadyStartedError while Temporal holds a workflow of that
+ * id, running or closed (closed ones for the namespace's retention).
  */
 export async function startAgentRunWorkflow(temporal: Client, run: RunToStart): Promise<void> {
   await temporal.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, {

@@ -49,7 +49,7 @@ export type SweepCursors = Map<string, string>;
  * Sweeps one page of each kind; answers the ids started and ended, by kind. A Temporal that cannot be
  * reached ends the sweep (the next one tries again); any other failure is logged and the sweep goes on.
  */
-export async function startStrandedWork(db: Db, temporal: Client, cursors: SweepCursors = new Map()): Promise<Record<string, SweepOutcome>> {
+export async function sweepStrandedWork(db: Db, temporal: Client, cursors: SweepCursors = new Map()): Promise<Record<string, SweepOutcome>> {
   const outcomes: Record<string, SweepOutcome> = {};
   for (const kind of STRANDED_WORK_KINDS) {
     const outcome: SweepOutcome = (outcomes[kind.name] = { started: [], ended: [] });
@@ -97,7 +97,7 @@ export function sweepStrandedWorkEvery(db: Db, temporal: Client, intervalMs: num
   const cursors: SweepCursors = new Map();
   let current: Promise<void> | undefined;
   const sweep = () => {
-    current ??= startStrandedWork(db, temporal, cursors)
+    current ??= sweepStrandedWork(db, temporal, cursors)
       .then(
         () => {},
         (err: unknown) => console.error('[worker] the stranded-work sweep stopped early:', err instanceof Error ? err.message : err),
