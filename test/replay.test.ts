@@ -19,8 +19,10 @@ const FIXTURE = path.join(FIXTURES_DIR, 'agent-run-history.json');
 /** Recorded before `startRun` became `beginRun` (the `begin-run` patch): what in-flight and stored runs of that time look like. */
 const PRE_PATCH_FIXTURE = path.join(FIXTURES_DIR, 'agent-run-history-before-begin-run.json');
 /**
- * Every committed history, of every workflow that has some: agentRun's above, and the experiment
- * workflow's from before the 'experiment-cells-inline' patch (cells as experimentCell children) and after.
+ * Every committed history, of every workflow that has some: agentRun's above, the experiment workflow's
+ * from before the 'experiment-cells-inline' patch (cells as experimentCell children) and after, and the
+ * runHistoryArchiver's (recorded open, after two of its activities, by fetchHistory() of the running
+ * archiver: it never ends by itself).
  */
 const HISTORY_FIXTURES = fs.readdirSync(FIXTURES_DIR).filter((name) => /-history.*\.json$/.test(name)).sort();
 const DRIFTED_WORKFLOWS = fileURLToPath(new URL('./fixtures/drifted-workflows/index.js', import.meta.url));
