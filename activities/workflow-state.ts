@@ -7,12 +7,10 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
  * did start finds that record and stops.
  */
 export async function workflowExists(temporal: Client, workflowId: string): Promise<boolean> {
-  try {
-    await temporal.workflow.getHandle(workflowId).describe();
-    return true;
-  } catch {
-    return false;
-  }
+  return workflowState(temporal, workflowId).then(
+    (state) => state !== 'none',
+    () => false,
+  );
 }
 
 /** The statuses of a workflow that will not run again. */

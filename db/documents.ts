@@ -2,7 +2,7 @@ import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { strandedPage, type StrandedQuery } from './stranded-query.js';
 import { fetchPage, type Page, type PageQuery } from './page.js';
-import type { DocumentRow } from './schema.js';
+import type { DocumentRow, DocumentStatus } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `documents` table: a knowledge base's uploads, from accepted to ready (or failed), with their Markdown. */
@@ -113,25 +113,14 @@ export async function setDocumentReady(tx: TenantTx, tenantId: string, documentI
     .executeTakeFirst();
 }
 
-/** → failed with the reason; the upload is dropped. */
-export async function setDocumentFailed(tx: TenantTx, tenantId: string, documentId: string, error: string): Promise<void> {
-  await tx.updateTable('documents').set({ status: 'failed', error, source: null, updated_at: new Date() }).where('id', '=', documentId).where('tenant_id', '=', tenantId).execute();
+/** → failed with the reason, the upload dropped; only from `from` when given. False when it was not there. */
+export async function setDocumentFailed(tx: TenantTx, tenantId: string, documentId: string, error: string, from?: DocumentStatus[]): Promise<boolean> {
+  let q = tx.updateTable('documents').set({ status: 'failed', error, source: null, updated_at: new Date() }).where('id', '=', documentId).where('tenant_id', '=', tenantId);
+  if (from) q = q.where('status', 'in', from);
+  return (await q.returning('id').executeTakeFirst()) !== undefined;
 }
 
 /** Every tenant's documents (the owner role) still `accepted` as `query` says (db/stranded-query.ts): their processing never started. */
 export async function listStrandedDocuments(db: Db, query: StrandedQuery) {
   return strandedPage(db.selectFrom('documents').select(['id', 'tenant_id']).where('status', '=', 'accepted'), query).execute();
-}
-
-/** accepted → failed with the reason: its processing will not start. False when it had moved on. */
-export async function failAcceptedDocument(tx: TenantTx, tenantId: string, documentId: string, error: string): Promise<boolean> {
-  const failed = await tx
-    .updateTable('documents')
-    .set({ status: 'failed', error, source: null, updated_at: new Date() })
-    .where('id', '=', documentId)
-    .where('tenant_id', '=', tenantId)
-    .where('status', '=', 'accepted')
-    .returning('id')
-    .executeTakeFirst();
-  return failed !== undefined;
 }

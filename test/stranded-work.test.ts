@@ -1,7 +1,8 @@
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import { RunNotStartedError, startAgentRunWorkflow, startRunOrEndIt } from '../activities/runs/start-run-workflow.js';
+import { startAgentRunWorkflow, startRunOrEndIt } from '../activities/runs/start-run-workflow.js';
+import { WorkNotStartedError } from '../activities/start-recorded-work.js';
 import { AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
 import { startExperimentWorkflow } from '../activities/evals/start-experiment-workflow.js';
 import { startDocumentConversion } from '../activities/knowledge/start-conversion.js';
@@ -16,7 +17,7 @@ import { publishAgent, scriptedGraph } from './support/agents.js';
 import { call, newTenant, type TestTenant } from './support/api.js';
 import { settledRun } from './support/channels.js';
 import { settledDocument } from './support/documents.js';
-import { createSuite, finishedExperiment } from './support/evals.js';
+import { addCases, createSuite, finishedExperiment } from './support/evals.js';
 import { testPlatform } from './support/global.js';
 import { startApiProcess, type ApiProcess } from './support/platform-processes.js';
 import { stream } from './support/sse.js';
@@ -98,7 +99,7 @@ describe('stranded work: records whose workflow was never started', function () 
     const run = { tenantId: tenant.tenantId, runId, agentId, source: 'api' };
     // A client of a namespace that does not exist: Temporal refuses its every start.
     const refusing = new Client({ connection: testPlatform().temporal.connection, namespace: 'no-such-namespace' });
-    expect(await rejected(startRunOrEndIt({ db: testPlatform().db, temporal: refusing }, run))).to.be.instanceOf(RunNotStartedError);
+    expect(await rejected(startRunOrEndIt({ db: testPlatform().db, temporal: refusing }, run))).to.be.instanceOf(WorkNotStartedError);
     const ended = (await call('GET', `/v1/runs/${runId}`, { key: tenant.key })).body.run;
     expect(ended).to.include({ status: 'failed' });
     expect(ended.error.code).to.equal('unavailable');
@@ -287,6 +288,24 @@ describe('stranded work: an API whose workflow starts Temporal refuses', functio
     expect(run.error.code).to.equal('unavailable');
     const events = await stream('GET', `/v1/runs/${runId}/events`, { key: tenant.key });
     expect(events.frames.map((frame) => frame.event)).to.deep.equal(['run.created', 'run.failed']);
+  });
+
+  it('answers POST /v1/evals/experiments with 503 and records the experiment as failed, its cells skipped', async () => {
+    const suite = await createSuite(tenant.key, 'refused', 'refused-suite', [{ type: 'contains' }]);
+    await addCases(tenant.key, suite.id, [{ input: 'a', expected: 'a' }]);
+    const response = await fetch(`${api!.url}/v1/evals/experiments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ suite: suite.id, variants: [{ name: 'v' }] }),
+    });
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(response.status, JSON.stringify(body)).to.equal(503);
+    expect(body.error.code).to.equal('unavailable');
+    const listed = (await call('GET', '/v1/evals/experiments', { key: tenant.key })).body.experiments;
+    const experiment = listed.find((e: { suite_id: string }) => e.suite_id === suite.id);
+    expect(experiment).to.include({ status: 'failed' });
+    expect(experiment.error.code).to.equal('unavailable');
+    expect(experiment.cells).to.include({ skipped: 1, pending: 0 });
   });
 
   it('accepts a document upload all the same, and the sweep starts its processing once it can', async () => {

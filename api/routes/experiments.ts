@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { finishExperiment } from '../../activities/evals/experiment-lifecycle.js';
-import { startExperimentWorkflow } from '../../activities/evals/start-experiment-workflow.js';
-import { workflowExists } from '../../activities/workflow-state.js';
+import { startExperimentOrEndIt } from '../../activities/evals/start-experiment-workflow.js';
+import { WorkNotStartedError } from '../../activities/start-recorded-work.js';
 import { emitExperimentEnded } from '../../activities/webhooks/platform-events.js';
 import { cellTotals, compareWithBaseline, leaderboard as rankVariants, type BaselineComparison } from '../../activities/evals/leaderboard.js';
 import type { ScorerConfig } from '../../activities/evals/scorers/types.js';
@@ -259,20 +259,9 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
       return experiment;
     });
 
-    try {
-      await startExperimentWorkflow(deps.temporal, created);
-    } catch (err) {
-      if (!(await workflowExists(deps.temporal, created.id))) {
-        // Nothing will run it: the record says so rather than waiting `queued` forever (and a workflow
-        // that did start after all finds it ended and stops: activities/evals/experiment-lifecycle.ts).
-        const message = `the experiment's workflow could not be started: ${err instanceof Error ? err.message : String(err)}`;
-        const end = { tenantId: caller.tenantId, experimentId: created.id, status: 'failed', error: { code: 'unavailable', message } } as const;
-        await finishExperiment(deps.db, end);
-        // As the workflow's finishExperiment activity would: webhooks hear of the end (a Temporal that refused the start may refuse these too).
-        await emitExperimentEnded(deps, end).catch(() => {});
-        throw new ApiError('unavailable', message);
-      }
-    }
+    await startExperimentOrEndIt(deps, created).catch((err: unknown) => {
+      throw err instanceof WorkNotStartedError ? new ApiError('unavailable', err.message) : err;
+    });
     const [json] = await tenant((tx) => experimentsJson(tx, caller.tenantId, [created]));
     return { status: 201, body: { experiment: json } };
   },

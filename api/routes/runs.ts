@@ -1,7 +1,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type Koa from 'koa';
 import { randomUUID } from 'node:crypto';
-import { RunNotStartedError, startRunOrEndIt } from '../../activities/runs/start-run-workflow.js';
+import { startRunOrEndIt } from '../../activities/runs/start-run-workflow.js';
+import { WorkNotStartedError } from '../../activities/start-recorded-work.js';
 import { endUnstartedRun } from '../../activities/runs/unstarted-run.js';
 import { findAgent } from '../../db/agents.js';
 import { agentOr404 } from './agents.js';
@@ -79,7 +80,7 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
       throw new ApiError('conflict', 'the agent has no published version; POST /v1/agents/{id}/versions first');
     });
     await startRunOrEndIt(deps, run).catch((err: unknown) => {
-      throw err instanceof RunNotStartedError ? new ApiError('unavailable', `${err.message}; the run ${run.runId} is recorded as failed`) : err;
+      throw err instanceof WorkNotStartedError ? new ApiError('unavailable', `${err.message}; the run ${run.runId} is recorded as failed`) : err;
     });
     const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0, caller.deployment && visitorFrame(run.visitorToken));
     return { ...reply, headers: { ...SSE_HEADERS, ...rateHeaders } };

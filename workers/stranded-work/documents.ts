@@ -1,5 +1,5 @@
 import { startDocumentConversion } from '../../activities/knowledge/start-conversion.js';
-import { failAcceptedDocument, listStrandedDocuments } from '../../db/documents.js';
+import { listStrandedDocuments, setDocumentFailed } from '../../db/documents.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import type { StrandedWorkKind } from './kind.js';
 
@@ -13,6 +13,6 @@ export const strandedDocuments: StrandedWorkKind = {
       tooLate: document.too_late,
       overdue: document.overdue,
       start: (temporal) => startDocumentConversion(temporal, { tenantId: document.tenant_id, documentId: document.id }),
-      giveUp: ({ db }, reason) => withTenant(db, document.tenant_id, (tx) => failAcceptedDocument(tx, document.tenant_id, document.id, `${reason}; upload it again`)),
+      giveUp: ({ db }, reason) => withTenant(db, document.tenant_id, (tx) => setDocumentFailed(tx, document.tenant_id, document.id, `${reason}; upload it again`, ['accepted'])),
     })),
 };
