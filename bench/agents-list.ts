@@ -29,6 +29,8 @@ import type { Benchmark, BenchmarkResult, BenchSettings, SubjectResult } from '.
  */
 
 const SEEDED_AGENTS = 20;
+/** Slices per subject, alternating (see measureInRounds). */
+const ROUNDS = 4;
 /** The platform's default page size (api/schemas.ts pageQuery) plus the one row that detects a next page. */
 const LIST_LIMIT = 50;
 
@@ -67,20 +69,20 @@ async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> 
     const headers = { authorization: `Bearer ${workspace.apiKey}` };
     const responseBytes = await checkSameBody(platformUrl, headers, baselineUrl);
 
-    const subjects = [
-      await measure(settings, {
+    const subjects = await measureInRounds(settings, [
+      {
         name: 'platform',
         description: 'GET /v1/agents on the platform: request id, key lookup (cached), validation, tenant read (RLS), query',
         url: platformUrl,
         headers,
-      }),
-      await measure(settings, {
+      },
+      {
         name: 'baseline',
         description: 'bare Koa route running the same agents SELECT for the workspace, no auth/validation/RLS',
         url: baselineUrl,
         headers: {},
-      }),
-    ];
+      },
+    ]);
     const [p, b] = subjects as [SubjectResult, SubjectResult];
     return {
       database: platform.databaseKind,
@@ -89,10 +91,12 @@ async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> 
         seeded_agents: SEEDED_AGENTS,
         response_bytes: responseBytes,
         baseline_db_access: database.kind === 'postgres' ? 'own pg Pool' : "raw SQL on the platform's PGlite handle",
+        rounds: ROUNDS,
       },
       subjects,
       ratios: {
         requests_per_s: ratio(p.requests_per_s, b.requests_per_s),
+        requests_per_cpu_s: ratio(b.main_thread_cpu_us_per_request!, p.main_thread_cpu_us_per_request!),
         latency_p50: ratio(p.latency_p50_ms, b.latency_p50_ms),
         latency_p99: ratio(p.latency_p99_ms, b.latency_p99_ms),
       },
@@ -100,6 +104,10 @@ async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> 
   } finally {
     for (const undo of cleanup.reverse()) await undo().catch((err) => console.error('[bench] cleanup:', err));
   }
+}
+
+function sum(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
 }
 
 /** a / b to three decimals; NaN when b is 0 (JSON writes it as null). */
@@ -187,32 +195,59 @@ interface Subject {
   headers: Record<string, string>;
 }
 
-/** A warm-up run (discarded), then the measured one. */
-async function measure(settings: BenchSettings, subject: Subject): Promise<SubjectResult> {
-  const options = {
+/**
+ * Each subject is measured in ROUNDS slices of BENCH_DURATION_S / ROUNDS, in the order ABBA ABBA…, so
+ * drift in the machine's speed (other tenants of a shared host take 5–40 % of its CPU time, and not
+ * evenly) falls on both alike; the slices' histograms are merged. Both servers run on this process's main
+ * thread (autocannon in a worker thread), so that thread's CPU time per request is a second figure that
+ * time stolen from the machine does not move. Latency percentiles are the slices' weighted by requests.
+ */
+async function measureInRounds(settings: BenchSettings, subjects: [Subject, Subject]): Promise<SubjectResult[]> {
+  const optionsOf = (subject: Subject) => ({
     url: subject.url,
     headers: subject.headers,
     connections: settings.connections,
     ...(settings.workers > 0 && { workers: settings.workers }),
-  };
+  });
   if (settings.warmupS > 0) {
-    console.log(`[bench] ${subject.name}: warming up ${settings.warmupS} s...`);
-    await autocannon({ ...options, duration: settings.warmupS });
+    for (const subject of subjects) {
+      console.log(`[bench] ${subject.name}: warming up ${settings.warmupS} s...`);
+      await autocannon({ ...optionsOf(subject), duration: settings.warmupS });
+    }
   }
-  console.log(`[bench] ${subject.name}: measuring ${settings.durationS} s...`);
-  const r = await autocannon({ ...options, duration: settings.durationS });
-  return {
-    name: subject.name,
-    description: subject.description,
-    requests_per_s: r.requests.average,
-    latency_p50_ms: r.latency.p50,
-    latency_p99_ms: r.latency.p99,
-    latency_avg_ms: r.latency.average,
-    latency_max_ms: r.latency.max,
-    total_requests: r.requests.total,
-    non_2xx: r.non2xx,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    bytes_per_s: r.throughput.average,
-  };
+  const sliceS = settings.durationS / ROUNDS;
+  const slices = subjects.map(() => ({ results: [] as autocannon.Result[], cpuUs: 0 }));
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    for (const i of order) {
+      console.log(`[bench] ${subjects[i]!.name}: round ${round + 1} of ${ROUNDS}, ${sliceS} s...`);
+      const cpuBefore = process.threadCpuUsage();
+      const result = await autocannon({ ...optionsOf(subjects[i]!), duration: sliceS });
+      const cpu = process.threadCpuUsage(cpuBefore);
+      slices[i]!.results.push(result);
+      slices[i]!.cpuUs += cpu.user + cpu.system;
+    }
+  }
+  return subjects.map((subject, i) => {
+    const { results, cpuUs } = slices[i]!;
+    const total = sum(results.map((r) => r.requests.total));
+    // autocannon's worker threads hand back aggregated results only, so the slices' latency figures are
+    // combined weighted by their requests (max: the highest).
+    const weighted = (of: (r: autocannon.Result) => number) => sum(results.map((r) => of(r) * r.requests.total)) / Math.max(1, total);
+    return {
+      name: subject.name,
+      description: subject.description,
+      requests_per_s: total / settings.durationS,
+      latency_p50_ms: weighted((r) => r.latency.p50),
+      latency_p99_ms: weighted((r) => r.latency.p99),
+      latency_avg_ms: weighted((r) => r.latency.average),
+      latency_max_ms: Math.max(...results.map((r) => r.latency.max)),
+      total_requests: total,
+      non_2xx: sum(results.map((r) => r.non2xx)),
+      errors: sum(results.map((r) => r.errors)),
+      timeouts: sum(results.map((r) => r.timeouts)),
+      bytes_per_s: sum(results.map((r) => r.throughput.total)) / settings.durationS,
+      main_thread_cpu_us_per_request: Math.round(cpuUs / Math.max(1, total)),
+    };
+  });
 }

@@ -49,6 +49,8 @@ export interface SubjectResult {
   errors: number;
   timeouts: number;
   bytes_per_s: number;
+  /** CPU time of the thread that serves the subject, per request (µs), where the benchmark can tell. */
+  main_thread_cpu_us_per_request?: number;
 }
 
 /**
