@@ -1,6 +1,6 @@
 import { findTenantRow } from './find-tenant-row.js';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { Agent, AgentGraph, AgentVersion } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -34,8 +34,10 @@ export async function findAgentByName(tx: TenantTx, tenantId: string, name: stri
   return findByName(selectAgents(tx), 'agents', tenantId, name);
 }
 
+const agentsPage = preparedPage('agents.id', (db, { tenantId }: { tenantId: string }) => selectAgents(db).where('agents.tenant_id', '=', tenantId));
+
 export async function listAgentsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<AgentRow>> {
-  return fetchPage(selectAgents(reader).where('agents.tenant_id', '=', tenantId), 'agents.id', pageQuery);
+  return agentsPage(reader, { tenantId }, pageQuery);
 }
 
 /** Inserts the agent unless the workspace has one by this name: the new id, or undefined when the name is taken. */

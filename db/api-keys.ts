@@ -1,7 +1,7 @@
 import { apiKeyCacheOf, forgetRevokedKey, type ActiveApiKey } from './api-key-cache.js';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { ApiKey, ApiKeyKind } from './schema.js';
 import { randomSecret, sha256Hex } from './secrets.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -67,8 +67,10 @@ export async function findApiKeyEvenRevoked(db: Db, key: string): Promise<Pick<A
 }
 
 /** The workspace's keys, revoked ones included. */
+const apiKeysPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) => db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId));
+
 export async function listApiKeysPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<ApiKey>> {
-  return fetchPage(reader.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+  return apiKeysPage(reader, { tenantId }, pageQuery);
 }
 
 /** Why a live key was not revoked: it is the workspace's last management key, without which nobody could manage it again. */

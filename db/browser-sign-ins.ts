@@ -1,5 +1,5 @@
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { BrowserSignInRow } from './schema.js';
 import { insertByNameIfNew } from './save-by-name.js';
@@ -24,8 +24,10 @@ function stored(values: StoredBrowserSignIn) {
   return { ...values, cookie_domains: JSON.stringify(values.cookie_domains) };
 }
 
+const browserSignInsPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) => db.selectFrom('browser_sign_ins').selectAll().where('tenant_id', '=', tenantId));
+
 export async function listBrowserSignInsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<BrowserSignInRow>> {
-  return fetchPage(reader.selectFrom('browser_sign_ins').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+  return browserSignInsPage(reader, { tenantId }, pageQuery);
 }
 
 /** The sign-in `ref` names: by id, else by name (db/refs.ts). */

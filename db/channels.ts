@@ -1,7 +1,6 @@
 import type { Db } from './database.js';
 import { newId } from './ids.js';
-import type { Page, PageQuery } from './page.js';
-import { fetchPage } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { Channel, ChannelKind } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -50,10 +49,13 @@ export async function findChannelTenant(db: Db, channelId: string): Promise<stri
 }
 
 /** A page of the workspace's channels (of one agent when given), oldest first. */
+const channelsPage = preparedPage('id', (db, { tenantId, agentId }: { tenantId: string; agentId: string | undefined }) => {
+  const q = db.selectFrom('channels').selectAll().where('tenant_id', '=', tenantId);
+  return agentId === undefined ? q : q.where('agent_id', '=', agentId);
+});
+
 export async function listChannelsPage(reader: TenantScoped, tenantId: string, filter: { agentId?: string }, query: PageQuery): Promise<Page<Channel>> {
-  let q = reader.selectFrom('channels').selectAll().where('tenant_id', '=', tenantId);
-  if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
-  return fetchPage(q, 'id', query);
+  return channelsPage(reader, { tenantId, agentId: filter.agentId || undefined }, query);
 }
 
 export async function updateChannel(tx: TenantTx, tenantId: string, channelId: string, changes: { agentId?: string; description?: string | null }): Promise<Channel> {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { Deployment } from './schema.js';
 import { randomSecret, sha256Hex } from './secrets.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -57,8 +57,10 @@ export async function findDeployment(reader: TenantScoped, tenantId: string, ref
   return rows.find((row) => row.id === ref) ?? rows[0];
 }
 
+const deploymentsPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) => db.selectFrom('deployments').selectAll().where('tenant_id', '=', tenantId));
+
 export async function listDeploymentsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Deployment>> {
-  return fetchPage(reader.selectFrom('deployments').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+  return deploymentsPage(reader, { tenantId }, pageQuery);
 }
 
 export async function updateDeploymentById(tx: TenantTx, tenantId: string, id: string, fields: Partial<DeploymentFields>): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { strandedPage, type StrandedQuery } from './stranded-query.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { DocumentRow, DocumentStatus } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -12,8 +12,12 @@ const LISTING_COLUMNS = ['id', 'tenant_id', 'kb_id', 'title', 'filename', 'conte
 
 export type DocumentListing = Omit<DocumentRow, 'source' | 'markdown'>;
 
+const documentsPage = preparedPage('id', (db, { tenantId, kbId }: { tenantId: string; kbId: string }) =>
+  db.selectFrom('documents').select(LISTING_COLUMNS).where('kb_id', '=', kbId).where('tenant_id', '=', tenantId),
+);
+
 export async function listDocumentsPage(reader: TenantScoped, tenantId: string, kbId: string, pageQuery: PageQuery): Promise<Page<DocumentListing>> {
-  return fetchPage(reader.selectFrom('documents').select(LISTING_COLUMNS).where('kb_id', '=', kbId).where('tenant_id', '=', tenantId), 'id', pageQuery);
+  return documentsPage(reader, { tenantId, kbId }, pageQuery);
 }
 
 /** The document with its Markdown; undefined when the knowledge base has no such document. */

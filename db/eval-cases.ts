@@ -1,5 +1,5 @@
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { EvalCase, StoredScorer } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -35,8 +35,12 @@ export async function insertCases(tx: TenantTx, tenantId: string, suiteId: strin
   return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
+const casesPage = preparedPage('id', (db, { tenantId, suiteId }: { tenantId: string; suiteId: string }) =>
+  db.selectFrom('eval_cases').selectAll().where('tenant_id', '=', tenantId).where('suite_id', '=', suiteId),
+);
+
 export async function listCasesPage(reader: TenantScoped, tenantId: string, suiteId: string, pageQuery: PageQuery): Promise<Page<EvalCase>> {
-  return fetchPage(reader.selectFrom('eval_cases').selectAll().where('tenant_id', '=', tenantId).where('suite_id', '=', suiteId), 'id', pageQuery);
+  return casesPage(reader, { tenantId, suiteId }, pageQuery);
 }
 
 /** Every case of the suite, oldest first: what an experiment copies into its cells. */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { EvalSuite, StoredScorer } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -48,10 +48,13 @@ export async function lockSuite(tx: TenantTx, tenantId: string, suiteId: string)
   return tx.selectFrom('eval_suites').selectAll().where('id', '=', suiteId).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
 }
 
+const suitesPage = preparedPage('eval_suites.id', (db, { tenantId, agentId }: { tenantId: string; agentId: string | undefined }) => {
+  const q = suitesWithCounts(db, tenantId);
+  return agentId === undefined ? q : q.where('eval_suites.agent_id', '=', agentId);
+});
+
 export async function listSuitesPage(reader: TenantScoped, tenantId: string, filter: { agentId?: string }, pageQuery: PageQuery): Promise<Page<SuiteWithCount>> {
-  let q = suitesWithCounts(reader, tenantId);
-  if (filter.agentId) q = q.where('eval_suites.agent_id', '=', filter.agentId);
-  return fetchPage(q, 'eval_suites.id', pageQuery);
+  return suitesPage(reader, { tenantId, agentId: filter.agentId || undefined }, pageQuery);
 }
 
 export interface SuiteFields {

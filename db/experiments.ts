@@ -1,7 +1,7 @@
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { strandedPage, type StrandedQuery } from './stranded-query.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { Experiment, ExperimentStatus, RunError, StoredVariant } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -74,12 +74,17 @@ export interface ExperimentFilter {
   status?: ExperimentStatus;
 }
 
+const experimentsPage = preparedPage('id', (db, filter: ExperimentFilter & { tenantId: string }) => {
+  let q = db.selectFrom('experiments').select(EXPERIMENT_COLUMNS).where('tenant_id', '=', filter.tenantId);
+  if (filter.suiteId !== undefined) q = q.where('suite_id', '=', filter.suiteId);
+  if (filter.agentId !== undefined) q = q.where('agent_id', '=', filter.agentId);
+  if (filter.status !== undefined) q = q.where('status', '=', filter.status);
+  return q;
+});
+
 export async function listExperimentsPage(reader: TenantScoped, tenantId: string, filter: ExperimentFilter, pageQuery: PageQuery): Promise<Page<Experiment>> {
-  let q = reader.selectFrom('experiments').select(EXPERIMENT_COLUMNS).where('tenant_id', '=', tenantId);
-  if (filter.suiteId) q = q.where('suite_id', '=', filter.suiteId);
-  if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
-  if (filter.status) q = q.where('status', '=', filter.status);
-  return fetchPage(q, 'id', pageQuery);
+  const { suiteId, agentId, status } = filter;
+  return experimentsPage(reader, { tenantId, suiteId: suiteId || undefined, agentId: agentId || undefined, status: status || undefined }, pageQuery);
 }
 
 export async function updateExperiment(

@@ -1,5 +1,5 @@
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import { findByRef } from './refs.js';
 import { saveByName } from './save-by-name.js';
 import type { GuardrailRow } from './schema.js';
@@ -21,8 +21,10 @@ export async function findGuardrail(tx: TenantTx, tenantId: string, ref: string)
   return findByRef(tx.selectFrom('guardrails').selectAll(), 'guardrails', tenantId, ref);
 }
 
+const guardrailsPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) => db.selectFrom('guardrails').selectAll().where('tenant_id', '=', tenantId));
+
 export async function listGuardrailsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<GuardrailRow>> {
-  return fetchPage(reader.selectFrom('guardrails').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+  return guardrailsPage(reader, { tenantId }, pageQuery);
 }
 
 /** Every guardrail of the workspace, enabled or not, oldest first. */

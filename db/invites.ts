@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { Database, InvitesTable, MemberRole } from './schema.js';
 import { randomSecret, sha256Hex } from './secrets.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -67,8 +67,10 @@ export async function insertInvite(
   return { invite, token };
 }
 
+const invitesPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) => db.selectFrom('invites').selectAll().where('tenant_id', '=', tenantId));
+
 export async function listInvitesPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Invite>> {
-  return fetchPage(reader.selectFrom('invites').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+  return invitesPage(reader, { tenantId }, pageQuery);
 }
 
 export async function findInvite(tx: TenantTx, tenantId: string, id: string): Promise<Invite | undefined> {

@@ -1,5 +1,5 @@
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { KnowledgeBase, KnowledgeGraphSettings } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -26,17 +26,17 @@ export async function findKnowledgeBaseByName(tx: TenantTx, tenantId: string, na
   return findByName(tx.selectFrom('knowledge_bases').selectAll(), 'knowledge_bases', tenantId, name);
 }
 
+const knowledgeBasesPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) =>
+  db
+    .selectFrom('knowledge_bases')
+    .selectAll('knowledge_bases')
+    .select((eb) => eb.selectFrom('documents').select(eb.fn.countAll<number>().as('n')).whereRef('documents.kb_id', '=', 'knowledge_bases.id').as('document_count'))
+    .where('tenant_id', '=', tenantId),
+);
+
 /** A page of knowledge bases, each with its number of documents. */
 export async function listKnowledgeBasesPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<KnowledgeBaseWithCount>> {
-  const { items, nextCursor } = await fetchPage(
-    reader
-      .selectFrom('knowledge_bases')
-      .selectAll('knowledge_bases')
-      .select((eb) => eb.selectFrom('documents').select(eb.fn.countAll<number>().as('n')).whereRef('documents.kb_id', '=', 'knowledge_bases.id').as('document_count'))
-      .where('tenant_id', '=', tenantId),
-    'id',
-    pageQuery,
-  );
+  const { items, nextCursor } = await knowledgeBasesPage(reader, { tenantId }, pageQuery);
   return { items: items.map((kb) => ({ ...kb, document_count: Number(kb.document_count ?? 0) })), nextCursor };
 }
 

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { Database, MemberRole } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -49,8 +49,10 @@ export async function addMember(
   return { ...raced, created: false };
 }
 
+const membersPage = preparedPage('memberships.id', (db, { tenantId }: { tenantId: string }) => selectMembers(db, tenantId));
+
 export async function listMembersPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Member>> {
-  return fetchPage(selectMembers(reader, tenantId), 'memberships.id', pageQuery);
+  return membersPage(reader, { tenantId }, pageQuery);
 }
 
 /** The member, its row locked for the rest of the transaction (a change to it reads it this way). */

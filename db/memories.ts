@@ -1,6 +1,6 @@
 import type { Db } from './database.js';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { EmbeddedBy, StoredEmbedding } from './stored-embedding.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -18,8 +18,10 @@ export interface Memory {
 
 const MEMORY_COLUMNS = ['id', 'content', 'created_at', 'updated_at'] as const;
 
+const memoriesPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) => db.selectFrom('memories').select(MEMORY_COLUMNS).where('tenant_id', '=', tenantId));
+
 export async function listMemoriesPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Memory>> {
-  return fetchPage(reader.selectFrom('memories').select(MEMORY_COLUMNS).where('tenant_id', '=', tenantId), 'id', pageQuery);
+  return memoriesPage(reader, { tenantId }, pageQuery);
 }
 
 export async function insertMemory(tx: TenantTx, tenantId: string, content: string, embedded: StoredEmbedding): Promise<Memory> {

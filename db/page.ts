@@ -1,4 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
+import { preparedQuery } from './prepared-query.js';
+import type { TenantScoped } from './tenant-transaction.js';
 
 /** Which page of a list: at most `limit` rows, after the row whose id is `cursor`. */
 export interface PageQuery {
@@ -12,15 +14,26 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
+/** Reads one page of a list for `values` (see preparedPage). */
+export type PageReader<Values, Row> = (reader: TenantScoped, values: Values, page: PageQuery) => Promise<Page<Row>>;
+
 /**
- * One page of a list in id order (ids sort by creation): the rows after `cursor`, and the cursor of the
- * next page, found by fetching one row more than asked for.
+ * A list read a page at a time in id order (ids sort by creation): the rows after `cursor`, and the
+ * cursor of the next page, found by fetching one row more than asked for. `build` selects the list's
+ * rows for `values`; it is prepared once per shape (db/prepared-query.ts: values are opaque there, and an
+ * undefined one is absent), as every list request runs it.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table's select query
-export async function fetchPage<O extends { id: string }>(query: SelectQueryBuilder<any, any, O>, idColumn: string, { limit, cursor }: PageQuery): Promise<Page<O>> {
-  let q = query.orderBy(sql.ref(idColumn)).limit(limit + 1);
-  if (cursor) q = q.where(sql.ref(idColumn), '>', cursor);
-  return page(await q.execute(), limit);
+export function preparedPage<Values extends object, Row extends { id: string }>(
+  idColumn: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table's select query
+  build: (db: TenantScoped, values: Values) => SelectQueryBuilder<any, any, Row>,
+): PageReader<Values, Row> {
+  const query = preparedQuery((db, values: Values & { limit: number; cursor: string | undefined }) => {
+    let q = build(db, values).orderBy(sql.ref(idColumn)).limit(values.limit);
+    if (values.cursor !== undefined) q = q.where(sql.ref(idColumn), '>', values.cursor);
+    return q;
+  });
+  return async (reader, values, { limit, cursor }) => page(await query.execute(reader, { ...values, limit: limit + 1, cursor: cursor || undefined }), limit);
 }
 
 /** Takes `limit + 1` rows and answers the page plus the cursor of the next one. */

@@ -1,6 +1,6 @@
 import { findTenantRow } from './find-tenant-row.js';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { Prompt, PromptVersion } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -69,8 +69,10 @@ export async function findPromptVersion(reader: TenantScoped, tenantId: string, 
   return findTenantRow(reader, 'prompt_versions', tenantId, { prompt_id: promptId, version });
 }
 
+const promptsPage = preparedPage('prompts.id', (db, { tenantId }: { tenantId: string }) => selectPromptsWithCurrent(db).where('prompts.tenant_id', '=', tenantId));
+
 export async function listPromptsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<PromptWithCurrent>> {
-  const { items, nextCursor } = await fetchPage(selectPromptsWithCurrent(reader).where('prompts.tenant_id', '=', tenantId), 'prompts.id', pageQuery);
+  const { items, nextCursor } = await promptsPage(reader, { tenantId }, pageQuery);
   return { items: items.map(withCurrent), nextCursor };
 }
 

@@ -1,5 +1,5 @@
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { ProviderConnectionRow, ProviderKind, ProviderModelPrice } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -24,8 +24,10 @@ function stored(values: StoredProviderConnection) {
   return { ...values, header_names: JSON.stringify(values.header_names), prices: JSON.stringify(values.prices) };
 }
 
+const connectionsPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) => db.selectFrom('provider_connections').selectAll().where('tenant_id', '=', tenantId));
+
 export async function listProviderConnectionsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<ProviderConnectionRow>> {
-  return fetchPage(reader.selectFrom('provider_connections').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+  return connectionsPage(reader, { tenantId }, pageQuery);
 }
 
 /** The connection named `name` (names are what model ids carry, so connections are found by name only). */

@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import { newId } from './ids.js';
-import type { Page, PageQuery } from './page.js';
-import { fetchPage } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { Schedule, ScheduleOverlap } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -95,10 +94,13 @@ export async function listScheduleIdsOfAgent(tx: TenantTx, tenantId: string, age
 }
 
 /** A page of the workspace's schedules (of one agent when given), oldest first. */
+const schedulesPage = preparedPage('id', (db, { tenantId, agentId }: { tenantId: string; agentId: string | undefined }) => {
+  const q = db.selectFrom('schedules').selectAll().where('tenant_id', '=', tenantId);
+  return agentId === undefined ? q : q.where('agent_id', '=', agentId);
+});
+
 export async function listSchedulesPage(reader: TenantScoped, tenantId: string, filter: { agentId?: string }, query: PageQuery): Promise<Page<Schedule>> {
-  let q = reader.selectFrom('schedules').selectAll().where('tenant_id', '=', tenantId);
-  if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
-  return fetchPage(q, 'id', query);
+  return schedulesPage(reader, { tenantId, agentId: filter.agentId || undefined }, query);
 }
 
 export async function updateSchedule(tx: TenantTx, tenantId: string, scheduleId: string, definition: ScheduleDefinition): Promise<Schedule> {

@@ -1,6 +1,6 @@
 import { findTenantRow } from './find-tenant-row.js';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import { findByName, findByRef } from './refs.js';
 import type { Skill, SkillVersion } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -70,8 +70,10 @@ export async function findSkillVersion(reader: TenantScoped, tenantId: string, s
   return findTenantRow(reader, 'skill_versions', tenantId, { skill_id: skillId, version });
 }
 
+const skillsPage = preparedPage('skills.id', (db, { tenantId }: { tenantId: string }) => selectSkillsWithCurrent(db).where('skills.tenant_id', '=', tenantId));
+
 export async function listSkillsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<SkillWithCurrent>> {
-  const { items, nextCursor } = await fetchPage(selectSkillsWithCurrent(reader).where('skills.tenant_id', '=', tenantId), 'skills.id', pageQuery);
+  const { items, nextCursor } = await skillsPage(reader, { tenantId }, pageQuery);
   return { items: items.map(withCurrent), nextCursor };
 }
 

@@ -1,5 +1,5 @@
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import { findAllByRef, findByName, findByRef } from './refs.js';
 import { insertByNameIfNew } from './save-by-name.js';
 import type { AgentToolConfig, BrowserToolConfig, Tool, ToolKind } from './schema.js';
@@ -17,8 +17,10 @@ export interface ToolDefinition {
   browser: BrowserToolConfig | null;
 }
 
+const toolsPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) => db.selectFrom('tools').selectAll().where('tenant_id', '=', tenantId));
+
 export async function listToolsPage(reader: TenantScoped, tenantId: string, pageQuery: PageQuery): Promise<Page<Tool>> {
-  return fetchPage(reader.selectFrom('tools').selectAll().where('tenant_id', '=', tenantId), 'id', pageQuery);
+  return toolsPage(reader, { tenantId }, pageQuery);
 }
 
 /** Creates the tool unless the workspace has one by this name (then undefined, and nothing changes). */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { newId } from './ids.js';
-import { fetchPage, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { Webhook } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -38,8 +38,10 @@ export async function findWebhook(reader: TenantScoped, tenantId: string, id: st
   return reader.selectFrom('webhooks').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId).executeTakeFirst();
 }
 
+const webhooksPage = preparedPage('id', (db, { tenantId }: { tenantId: string }) => db.selectFrom('webhooks').selectAll().where('tenant_id', '=', tenantId));
+
 export async function listWebhooksPage(reader: TenantScoped, tenantId: string, query: PageQuery): Promise<Page<Webhook>> {
-  return fetchPage(reader.selectFrom('webhooks').selectAll().where('tenant_id', '=', tenantId), 'id', query);
+  return webhooksPage(reader, { tenantId }, query);
 }
 
 /**
