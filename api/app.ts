@@ -8,7 +8,8 @@ import type { AnyOperation } from './operation.js';
 import { oauthRoutes } from './oauth/router.js';
 import { consoleRoutes } from './console/router.js';
 import { invitePageRoutes } from './invites/router.js';
-import { buildRouter } from './router.js';
+import { buildRouters } from './router.js';
+import { routesByPrefix } from './routes-by-prefix.js';
 import { proxyHopsFromEnv, trustProxies } from './trust-proxy.js';
 import agents from './routes/agents.js';
 import apiKeys from './routes/api-keys.js';
@@ -51,17 +52,9 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorBodies);
   app.use(deploymentPreflight(allOperations(), deps.db));
   app.use(mcpEndpoint(allOperations(), deps));
-  const oauth = oauthRoutes(deps);
-  const operations = buildRouter(allOperations(), deps);
-  const invitePages = invitePageRoutes(deps);
-  const consolePages = consoleRoutes(deps);
-  const deploymentPages = deploymentPageRoutes(deps);
-  app.use(methodNotAllowed([oauth.router!, invitePages, consolePages, deploymentPages, operations]));
-  app.use(oauth);
-  app.use(invitePages.routes());
-  app.use(consolePages.routes());
-  app.use(deploymentPages.routes());
-  app.use(operations.routes());
+  const routers = [oauthRoutes(deps), invitePageRoutes(deps), consoleRoutes(deps), deploymentPageRoutes(deps), ...buildRouters(allOperations(), deps)];
+  app.use(methodNotAllowed(routers));
+  app.use(routesByPrefix(routers));
   return app;
 }
 

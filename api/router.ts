@@ -7,18 +7,27 @@ import { authenticate } from './middleware/authenticate.js';
 import { readJsonBody } from './middleware/json-body.js';
 import { ApiError } from './errors.js';
 import type { Access, AnyOperation, Caller } from './operation.js';
+import { literalPrefix } from './routes-by-prefix.js';
 import { requestValidator } from './validation.js';
 
-/** Mounts every operation on one router: authenticate, read and validate the request, run the handler. */
-export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
-  const router = new Router();
+/**
+ * Mounts every operation — authenticate, read and validate the request, run the handler — on one router
+ * per collection: the operations whose paths share their leading literal segments (`/v1/agents`), in
+ * their order, for api/routes-by-prefix.ts to ask only the one a request's path is under.
+ */
+export function buildRouters(operations: AnyOperation[], deps: AppDeps): Router[] {
+  const routers = new Map<string, Router>();
   for (const operation of operations) {
+    const path = koaPath(operation.path);
+    const prefix = literalPrefix(path)!;
+    if (!routers.has(prefix)) routers.set(prefix, new Router());
+    const router = routers.get(prefix)!;
     const concrete = concretePathsShadowedBy(operation.path, operations);
     const validateParams = requestValidator('params', operation.params ?? { type: 'object' });
     const validateQuery = requestValidator('query', operation.query ?? { type: 'object', additionalProperties: false });
     const validateBody = operation.body && requestValidator('body', operation.body);
 
-    router[operation.method](koaPath(operation.path), async (ctx: Koa.Context, next: Koa.Next) => {
+    router[operation.method](path, async (ctx: Koa.Context, next: Koa.Next) => {
       // OpenAPI matches a concrete path before a templated one: PATCH /v1/memory/search is not PATCH
       // /v1/memory/{id} but a method /v1/memory/search lacks (405).
       if (concrete.has(ctx.path)) return next();
@@ -52,7 +61,7 @@ export function buildRouter(operations: AnyOperation[], deps: AppDeps): Router {
       for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
     });
   }
-  return router;
+  return [...routers.values()];
 }
 
 /**

@@ -14,7 +14,7 @@ import { showRun, streamRun } from './run-page.js';
  * experiments, signed in with the consent page's accounts and session. HTML pages and form posts, so
  * like the OAuth pages they live outside the OpenAPI document.
  */
-export function consoleRoutes(deps: AppDeps) {
+export function consoleRoutes(deps: AppDeps): Router {
   const router = new Router();
   router.get('/console', signedInRoute(deps, showInbox));
   router.get('/console/inbox', signedInRoute(deps, showInbox));

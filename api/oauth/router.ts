@@ -12,7 +12,7 @@ import { tokenEndpoint } from './token-endpoint.js';
  * speak forms, HTML and RFC 6749 error bodies, so they live outside the OpenAPI document. Any other
  * /.well-known/ path falls through to the API's JSON 404.
  */
-export function oauthRoutes(deps: AppDeps) {
+export function oauthRoutes(deps: AppDeps): Router {
   const router = new Router();
   // deps.publicUrl is read per request: with PORT=0 it is only known once the server listens.
   router.get('/.well-known/oauth-authorization-server', (ctx) => {
@@ -28,5 +28,5 @@ export function oauthRoutes(deps: AppDeps) {
   for (const path of ['/.well-known/oauth-authorization-server', '/oauth/token', '/oauth/register', '/oauth/revoke']) {
     router.options(path, corsPreflight);
   }
-  return router.routes();
+  return router;
 }

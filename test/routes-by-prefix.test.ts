@@ -1,0 +1,116 @@
+import Router from '@koa/router';
+import { expect } from 'chai';
+import Koa from 'koa';
+import { listen, type RunningHttpServer } from '../api/http-server.js';
+import { literalPrefix, routesByPrefix } from '../api/routes-by-prefix.js';
+import { call, newTenant } from './support/api.js';
+import { testPlatform } from './support/global.js';
+
+/** api/routes-by-prefix.ts: routers asked only about the paths they have routes under. */
+describe('routes by prefix', () => {
+  it('files a route under its leading literal segments, at most two', () => {
+    expect(literalPrefix('/v1/agents')).to.equal('/v1/agents');
+    expect(literalPrefix('/v1/agents/:id/versions')).to.equal('/v1/agents');
+    expect(literalPrefix('/invites/:token')).to.equal('/invites');
+    expect(literalPrefix('/console')).to.equal('/console');
+    expect(literalPrefix('/.well-known/oauth-authorization-server')).to.equal('/.well-known/oauth-authorization-server');
+    expect(literalPrefix('/V1/Agents')).to.equal('/v1/agents');
+    expect(literalPrefix('/:anything')).to.equal(undefined);
+    expect(literalPrefix('/')).to.equal(undefined);
+  });
+
+  describe('over HTTP, with routers of its own', () => {
+    let server: RunningHttpServer;
+    /** Which routes a request passed, in order. */
+    const visited: string[] = [];
+
+    before(async () => {
+      const mark = (name: string, answer: boolean) => async (ctx: Koa.Context, next: Koa.Next) => {
+        visited.push(name);
+        if (answer) ctx.body = { route: name, params: ctx.params };
+        else await next();
+      };
+      const first = new Router();
+      first.get('/things/:id', mark('first /things/:id (passes on)', false));
+      first.get('/pages/:slug', mark('first /pages/:slug', true));
+      const second = new Router();
+      second.get('/things/:id', mark('second /things/:id', true));
+      second.get('/things/:id/parts', mark('second /things/:id/parts', true));
+      const third = new Router();
+      third.get('/things/special', mark('third /things/special', true));
+      third.post('/home', mark('third POST /home', true));
+      const app = new Koa();
+      app.use(routesByPrefix([first, second, third]));
+      app.use((ctx) => {
+        visited.push('after the routers');
+        ctx.status = 404;
+        ctx.body = { route: null };
+      });
+      server = await listen(app, '127.0.0.1', 0);
+    });
+    after(() => server.close());
+
+    async function get(path: string, method = 'GET') {
+      visited.length = 0;
+      const response = await fetch(server.url + path, { method });
+      return { status: response.status, body: (await response.json()) as { route: string | null; params?: Record<string, string> }, visited: [...visited] };
+    }
+
+    it('asks the routers in their order, each passing on to the next as when mounted one after another', async () => {
+      expect(await get('/things/42')).to.deep.equal({
+        status: 200,
+        body: { route: 'second /things/:id', params: { id: '42' } },
+        visited: ['first /things/:id (passes on)', 'second /things/:id'],
+      });
+      // A router filed under the first two segments and one under the first alone are both asked.
+      expect((await get('/things/special')).visited).to.deep.equal(['first /things/:id (passes on)', 'second /things/:id']);
+      expect((await get('/things/7/parts')).body.route).to.equal('second /things/:id/parts');
+      expect((await get('/pages/any-slug')).body).to.deep.equal({ route: 'first /pages/:slug', params: { slug: 'any-slug' } });
+    });
+
+    it('matches paths regardless of case and of a trailing slash, as @koa/router does', async () => {
+      expect((await get('/THINGS/42')).body.route).to.equal('second /things/:id');
+      expect((await get('/Pages/x/')).body.route).to.equal('first /pages/:slug');
+    });
+
+    it('passes what no router has a route under, or a method no route takes, to the middleware after it', async () => {
+      for (const path of ['/nothing', '/nothing/here', '/', '//things/1', '/thingsx/1']) {
+        expect(await get(path), path).to.deep.equal({ status: 404, body: { route: null }, visited: ['after the routers'] });
+      }
+      expect((await get('/home', 'GET')).visited).to.deep.equal(['after the routers']);
+      expect((await get('/home', 'POST')).body.route).to.equal('third POST /home');
+    });
+
+    it('refuses a router with a route that has no literal first segment', () => {
+      const router = new Router();
+      router.get('/:anything', () => undefined);
+      expect(() => routesByPrefix([router])).to.throw(/no literal first segment/);
+    });
+  });
+
+  describe("the platform's routes", () => {
+    it('reaches operations, pages and OAuth endpoints through it, paths in any case', async () => {
+      const { key } = await newTenant('prefix-routes');
+      expect((await call('GET', '/v1/agents', { key })).status).to.equal(200);
+      // Not a path of the OpenAPI document, which `call` checks answers against: plain fetch.
+      const shouted = await fetch(`${testPlatform().apiUrl}/V1/AGENTS/`, { headers: { authorization: `Bearer ${key}` } });
+      expect(shouted.status).to.equal(200);
+      expect(((await shouted.json()) as { agents: unknown[] }).agents).to.deep.equal([]);
+      expect((await call('GET', '/v1/agents/no-such-agent', { key })).status).to.equal(404);
+      expect((await call('GET', '/healthz')).status).to.equal(200);
+      const unknown = await call('GET', '/v1/no-such-collection', { key });
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body.error.code).to.equal('not_found');
+      // The OAuth endpoints and the pages are not in the OpenAPI document: plain fetch.
+      const metadata = await fetch(`${testPlatform().apiUrl}/.well-known/oauth-authorization-server`);
+      expect(metadata.status).to.equal(200);
+      expect(((await metadata.json()) as { issuer: string }).issuer).to.be.a('string');
+      const consolePage = await fetch(`${testPlatform().apiUrl}/console`, { redirect: 'manual' });
+      // Signed out, the console answers its sign-in page.
+      expect(consolePage.status).to.equal(200);
+      expect(await consolePage.text()).to.contain('/console/sign-in');
+      const invite = await fetch(`${testPlatform().apiUrl}/invites/not-a-token`);
+      expect(invite.headers.get('content-type')).to.match(/text\/html/);
+    });
+  });
+});
