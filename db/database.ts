@@ -7,6 +7,7 @@ import type { DatabaseConfig } from './config.js';
 import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
 import { attachTenantReadPool, readingAsTenant } from './tenant-reads.js';
+import { readIsoTimestamptz } from './timestamptz.js';
 import { startingTenantTransactions } from './tenant-transaction.js';
 
 export type Db = Kysely<Database>;
@@ -25,6 +26,9 @@ export interface OpenDatabase {
 
 // Postgres `bigint` (count(*) and friends) as a JS number: our counts stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+// `timestamptz` in Postgres' usual form read digit by digit, anything else by node-postgres' own parser (db/timestamptz.ts).
+const parseTimestamptzAsPgDoes = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (text) => readIsoTimestamptz(text) ?? parseTimestamptzAsPgDoes(text));
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
