@@ -2,6 +2,7 @@ import type { Run, RunStep } from '../db/schema.js';
 import type { JsonSchema } from './operation.js';
 import { pick } from './row-json.js';
 import { closedObject, nullableTimestamp, timestamp } from './schemas.js';
+import { isoTimestamp, isoTimestampOrNull } from './iso-timestamp.js';
 
 /** The run record and its steps as the API shows them, with their schemas. */
 
@@ -109,9 +110,9 @@ export function runJson(run: Run) {
     ...pick(run, ['input', 'output', 'error']),
     usage: pick(run, ['prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_usd', 'duration_ms']),
     ...pick(run, ['pending_question', 'prompts', 'skills', 'guardrail_trips']),
-    created_at: run.created_at.toISOString(),
-    started_at: run.started_at?.toISOString() ?? null,
-    ended_at: run.ended_at?.toISOString() ?? null,
+    created_at: isoTimestamp(run.created_at),
+    started_at: isoTimestampOrNull(run.started_at),
+    ended_at: isoTimestampOrNull(run.ended_at),
   };
 }
 
@@ -120,8 +121,8 @@ export function stepJson(step: RunStep) {
     ...pick(step, ['id', 'index', 'node_id', 'tool', 'tool_id', 'tool_call_id', 'arguments', 'status']),
     result: step.result ?? null,
     error: step.error,
-    started_at: step.started_at.toISOString(),
-    ended_at: step.ended_at?.toISOString() ?? null,
+    started_at: isoTimestamp(step.started_at),
+    ended_at: isoTimestampOrNull(step.ended_at),
     duration_ms: step.duration_ms,
   };
 }

@@ -9,6 +9,7 @@ import type { EventHub } from './event-hub.js';
 import { followLog, type FeedSubscription, type LoggedEvent, type SharedLog } from './log-feed.js';
 import { LiveStream } from './live-stream.js';
 import type { Reply } from './operation.js';
+import { isoTimestamp } from './iso-timestamp.js';
 
 export type { LoggedEvent, SharedLog } from './log-feed.js';
 
@@ -157,7 +158,7 @@ async function readDownToLimit(stream: NodeJS.ReadWriteStream & { writableLength
 
 /** An event as the API's streams send it. */
 export function frame(event: LoggedEvent): string {
-  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify({ seq: event.seq, type: event.type, ...event.data, created_at: event.created_at.toISOString() })}\n\n`;
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify({ seq: event.seq, type: event.type, ...event.data, created_at: isoTimestamp(event.created_at) })}\n\n`;
 }
 
 function runStatus(db: Db, tenantId: string, runId: string) {

@@ -20,6 +20,7 @@ import { conflictIfNameTaken } from '../name-conflict.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, nameSchema, refParams, timestamp, upsertResultOf } from '../schemas.js';
+import { isoTimestamp } from '../iso-timestamp.js';
 
 const TAG = 'Agents';
 
@@ -79,7 +80,7 @@ function versionJson(version: AgentVersion) {
     status: version.status,
     published: version.status === 'published',
     graph: version.graph,
-    created_at: version.created_at.toISOString(),
+    created_at: isoTimestamp(version.created_at),
   };
 }
 

@@ -6,6 +6,7 @@ import { defineOperation } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
 import { pick } from '../row-json.js';
 import { closedObject, nullableTimestamp, refParams, timestamp } from '../schemas.js';
+import { isoTimestamp, isoTimestampOrNull } from '../iso-timestamp.js';
 
 const TAG = 'API keys';
 
@@ -22,8 +23,8 @@ function apiKeyJson(key: ApiKey) {
   return {
     ...pick(key, ['id', 'kind', 'name']),
     prefix: key.key_prefix,
-    created_at: key.created_at.toISOString(),
-    revoked_at: key.revoked_at?.toISOString() ?? null,
+    created_at: isoTimestamp(key.created_at),
+    revoked_at: isoTimestampOrNull(key.revoked_at),
   };
 }
 

@@ -20,6 +20,7 @@ import { defineOperation, type JsonSchema } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, nameSchema, nullableTimestamp, refParams, timestamp, upsertResultOf } from '../schemas.js';
+import { isoTimestampOrNull } from '../iso-timestamp.js';
 
 const TAG = 'Browser';
 const signInOr404 = refOr404(findBrowserSignIn, 'sign-in');
@@ -53,7 +54,7 @@ interface SignInBody {
 function signInJson(row: BrowserSignInRow) {
   return {
     ...pick(row, ['id', 'name', 'origin', 'cookie_count', 'cookie_domains', 'local_storage_count']),
-    cookies_expire_at: row.cookies_expire_at?.toISOString() ?? null,
+    cookies_expire_at: isoTimestampOrNull(row.cookies_expire_at),
     ...timestampsJson(row),
   };
 }

@@ -26,6 +26,7 @@ import { defineOperation, type JsonSchema } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, listOf, pageQuery, pathParams, timestamp } from '../schemas.js';
+import { isoTimestamp } from '../iso-timestamp.js';
 
 const TAG = 'Channels';
 const KINDS = Object.keys(CHANNEL_KINDS) as ChannelKind[];
@@ -54,7 +55,7 @@ function channelJson(channel: Channel, publicUrl: string) {
   return {
     ...pick(channel, ['id', 'kind', 'agent_id', 'description']),
     url: `${publicUrl.replace(/\/+$/, '')}/v1/channels/${channel.id}/messages`,
-    secret_rotated_at: channel.secret_rotated_at.toISOString(),
+    secret_rotated_at: isoTimestamp(channel.secret_rotated_at),
     ...timestampsJson(channel),
   };
 }

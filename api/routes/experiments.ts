@@ -38,6 +38,7 @@ import { deletionResult, listOf, MAX_REQUEST_INTEGER, pageQuery, refParams, serv
 import { streamEventLog } from '../sse.js';
 import { agentOr404, graphSchema } from './agents.js';
 import { suiteOr404 } from './eval-suites.js';
+import { isoTimestamp, isoTimestampOrNull } from '../iso-timestamp.js';
 
 const TAG = 'Evals';
 
@@ -137,10 +138,10 @@ function experimentJson(experiment: Experiment, counts: CellCounts | undefined, 
     // No finished cell yet: nothing used.
     usage: usage ? { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens } : { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     cost_usd: usage ? usage.cost_usd : '0',
-    created_at: experiment.created_at.toISOString(),
-    updated_at: experiment.updated_at.toISOString(),
-    started_at: experiment.started_at?.toISOString() ?? null,
-    ended_at: experiment.ended_at?.toISOString() ?? null,
+    created_at: isoTimestamp(experiment.created_at),
+    updated_at: isoTimestamp(experiment.updated_at),
+    started_at: isoTimestampOrNull(experiment.started_at),
+    ended_at: isoTimestampOrNull(experiment.ended_at),
   };
 }
 

@@ -9,6 +9,7 @@ import { normalizeEmail, UserInputError } from '../oauth/users.js';
 import { defineOperation } from '../operation.js';
 import { closedObject, deletionResult, listOf, nullableTimestamp, pageQuery, refParams, timestamp } from '../schemas.js';
 import { memberRoleSchema } from './members.js';
+import { isoTimestamp, isoTimestampOrNull } from '../iso-timestamp.js';
 
 const TAG = 'Members';
 export const INVITE_DEFAULT_DAYS = 7;
@@ -31,10 +32,10 @@ function inviteJson(invite: Invite, now: Date) {
     email: invite.email,
     role: invite.role,
     status: inviteStatus(invite, now),
-    created_at: invite.created_at.toISOString(),
-    expires_at: invite.expires_at.toISOString(),
-    accepted_at: invite.accepted_at?.toISOString() ?? null,
-    revoked_at: invite.revoked_at?.toISOString() ?? null,
+    created_at: isoTimestamp(invite.created_at),
+    expires_at: isoTimestamp(invite.expires_at),
+    accepted_at: isoTimestampOrNull(invite.accepted_at),
+    revoked_at: isoTimestampOrNull(invite.revoked_at),
   };
 }
 

@@ -7,6 +7,7 @@ import { MANAGERS_ONLY, requireMemberManager, requireOwnerFor, type ManagerRole 
 import { revokeUserGrants } from '../oauth/grants.js';
 import { defineOperation, type Caller } from '../operation.js';
 import { closedObject, deletionResult, listOf, pageQuery, refParams, timestamp } from '../schemas.js';
+import { isoTimestamp } from '../iso-timestamp.js';
 
 const TAG = 'Members';
 
@@ -21,7 +22,7 @@ const memberSchema = closedObject({
 });
 
 function memberJson(member: Member) {
-  return { id: member.id, user_id: member.user_id, email: member.email, role: member.role, created_at: member.created_at.toISOString() };
+  return { id: member.id, user_id: member.user_id, email: member.email, role: member.role, created_at: isoTimestamp(member.created_at) };
 }
 
 /**

@@ -21,6 +21,7 @@ import { conflictIfNameTaken } from '../name-conflict.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, nameSchema, MAX_REQUEST_INTEGER, pathParams, timestamp, upsertResultOf } from '../schemas.js';
+import { isoTimestamp } from '../iso-timestamp.js';
 
 const TAG = 'Prompts';
 
@@ -71,7 +72,7 @@ function versionJson(version: PromptVersion) {
     version: version.version,
     version_id: version.id,
     ...pick(version, ['template', 'description', 'model']),
-    created_at: version.created_at.toISOString(),
+    created_at: isoTimestamp(version.created_at),
   };
 }
 

@@ -32,6 +32,7 @@ import { RUN_RATE_LIMIT, takeRateLimitToken } from '../rate-limit.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, deletionResult, listOf, nullableTimestamp, pageQuery, pathParams, timestamp } from '../schemas.js';
+import { isoTimestamp, isoTimestampOrNull } from '../iso-timestamp.js';
 
 const TAG = 'Schedules';
 
@@ -132,8 +133,8 @@ async function scheduleDetail({ deps, caller, tenant }: Pick<OperationContext<un
     schedule: {
       ...scheduleJson(schedule),
       paused: described?.state.paused ?? schedule.paused,
-      next_fire_times: described && !described.state.paused ? described.info.nextActionTimes.slice(0, NEXT_FIRE_TIMES).map((at) => at.toISOString()) : [],
-      recent_runs: runs.map((run) => ({ ...pick(run, ['id', 'status', 'thread_id']), created_at: run.created_at.toISOString(), ended_at: run.ended_at?.toISOString() ?? null })),
+      next_fire_times: described && !described.state.paused ? described.info.nextActionTimes.slice(0, NEXT_FIRE_TIMES).map((at) => isoTimestamp(at)) : [],
+      recent_runs: runs.map((run) => ({ ...pick(run, ['id', 'status', 'thread_id']), created_at: isoTimestamp(run.created_at), ended_at: isoTimestampOrNull(run.ended_at) })),
       stats: described ? statsJson(described) : null,
     },
   };

@@ -29,6 +29,7 @@ import { closedObject, nameSchema, MAX_REQUEST_INTEGER, pathParams, timestamp, u
 import { parseSkillMd, SkillMdError } from '../skill-md.js';
 import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
 import { requestValidator } from '../validation.js';
+import { isoTimestamp } from '../iso-timestamp.js';
 
 const TAG = 'Skills';
 
@@ -89,7 +90,7 @@ function versionJson(version: SkillVersion) {
     version: version.version,
     version_id: version.id,
     ...pick(version, ['description', 'instructions', 'tools']),
-    created_at: version.created_at.toISOString(),
+    created_at: isoTimestamp(version.created_at),
   };
 }
 

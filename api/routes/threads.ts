@@ -5,6 +5,7 @@ import { orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { timestampsJson } from '../row-json.js';
 import { closedObject, listOf, pathParams, timestamp } from '../schemas.js';
+import { isoTimestamp } from '../iso-timestamp.js';
 
 const TAG = 'Threads';
 
@@ -83,7 +84,7 @@ export const getThread = defineOperation<{ threadId: string }, { agent: string }
         thread_id: thread.id,
         agent_id: thread.agent_id,
         title: thread.title,
-        turns: runs.map((r) => ({ run_id: r.id, input: r.input, output: r.output, status: r.status, created_at: r.created_at.toISOString() })),
+        turns: runs.map((r) => ({ run_id: r.id, input: r.input, output: r.output, status: r.status, created_at: isoTimestamp(r.created_at) })),
       },
     };
   },

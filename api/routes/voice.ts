@@ -10,6 +10,7 @@ import { refOr404 } from '../ref-or-404.js';
 import { pick } from '../row-json.js';
 import { usageSchema } from '../run-json.js';
 import { closedObject, listOf, nullableTimestamp, pageQuery, pathParams, timestamp } from '../schemas.js';
+import { isoTimestamp, isoTimestampOrNull } from '../iso-timestamp.js';
 
 const TAG = 'Voice';
 const callOr404 = refOr404(findCall, 'call');
@@ -67,18 +68,18 @@ function callJson(call: VoiceCall) {
     from: call.from_number,
     to: call.to_number,
     thread_id: call.thread_id,
-    started_at: call.started_at.toISOString(),
-    ended_at: call.ended_at?.toISOString() ?? null,
+    started_at: isoTimestamp(call.started_at),
+    ended_at: isoTimestampOrNull(call.ended_at),
     duration_seconds: call.duration_seconds,
   };
 }
 
 function transcript(turns: VoiceCallTurn[], runs: Map<string, Run>) {
   return turns.flatMap((turn) => {
-    const caller = { role: 'caller', text: turn.text, at: turn.created_at.toISOString(), run_id: turn.run_id!, confidence: turn.confidence };
+    const caller = { role: 'caller', text: turn.text, at: isoTimestamp(turn.created_at), run_id: turn.run_id!, confidence: turn.confidence };
     const run = turn.run_id ? runs.get(turn.run_id) : undefined;
     if (run?.status !== 'completed' || run.output === null) return [caller];
-    return [caller, { role: 'agent', text: run.output, at: (run.ended_at ?? run.created_at).toISOString(), run_id: run.id, confidence: null }];
+    return [caller, { role: 'agent', text: run.output, at: isoTimestamp(run.ended_at ?? run.created_at), run_id: run.id, confidence: null }];
   });
 }
 

@@ -39,6 +39,7 @@ import { checkSigningSecret, signingSecretSchema } from '../signing-secret.js';
 import { sealingOr503 } from '../unavailable-secrets.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, listOf, nullableTimestamp, pageQuery, pathParams, timestamp } from '../schemas.js';
+import { isoTimestamp, isoTimestampOrNull } from '../iso-timestamp.js';
 
 const TAG = 'Channels';
 
@@ -116,18 +117,16 @@ function webhookJson(row: Webhook) {
   return { ...pick(row, ['id', 'url', 'events', 'description', 'enabled', 'disabled_reason']), ...timestampsJson(row) };
 }
 
-const iso = (at: Date | null) => at?.toISOString() ?? null;
-
 function attemptJson(row: WebhookAttempt) {
-  return { ...pick(row, ['series', 'number', 'outcome', 'response_status', 'response_body', 'error', 'duration_ms']), attempted_at: row.attempted_at.toISOString() };
+  return { ...pick(row, ['series', 'number', 'outcome', 'response_status', 'response_body', 'error', 'duration_ms']), attempted_at: isoTimestamp(row.attempted_at) };
 }
 
 function deliveryJson(row: DeliveryRow, attempts: WebhookAttempt[]) {
   return {
     ...pick(row, ['id', 'webhook_id', 'event_id', 'event_type', 'status', 'series', 'attempt_count']),
-    last_attempt_at: iso(row.last_attempt_at),
-    next_attempt_at: iso(row.next_attempt_at),
-    delivered_at: iso(row.delivered_at),
+    last_attempt_at: isoTimestampOrNull(row.last_attempt_at),
+    next_attempt_at: isoTimestampOrNull(row.next_attempt_at),
+    delivered_at: isoTimestampOrNull(row.delivered_at),
     ...timestampsJson(row),
     attempts: attempts.filter((a) => a.delivery_id === row.id).map(attemptJson),
   };
