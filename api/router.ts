@@ -30,7 +30,7 @@ export function buildRouters(operations: AnyOperation[], deps: AppDeps): Router[
     router[operation.method](path, async (ctx: Koa.Context, next: Koa.Next) => {
       // OpenAPI matches a concrete path before a templated one: PATCH /v1/memory/search is not PATCH
       // /v1/memory/{id} but a method /v1/memory/search lacks (405).
-      if (concrete.has(ctx.path)) return next();
+      if (concrete.has(routeKey(ctx.path))) return next();
       const caller = operation.access === 'public' ? undefined : await callerOf(ctx, deps, operation);
 
       const params = { ...ctx.params };
@@ -80,7 +80,12 @@ async function callerOf(ctx: Koa.Context, deps: AppDeps, operation: AnyOperation
 function concretePathsShadowedBy(path: string, operations: AnyOperation[]): Set<string> {
   if (!path.includes('{')) return new Set();
   const template = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-  return new Set(operations.map((o) => o.path).filter((other) => !other.includes('{') && template.test(other)));
+  return new Set(operations.map((o) => o.path).filter((other) => !other.includes('{') && template.test(other)).map(routeKey));
+}
+
+/** A path as @koa/router compares it: in any case, with or without one trailing slash. */
+function routeKey(path: string): string {
+  return path.toLowerCase().replace(/(.)\/$/, '$1');
 }
 
 /** `/v1/agents/{id}` → `/v1/agents/:id` */

@@ -96,7 +96,7 @@ async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> 
       subjects,
       ratios: {
         requests_per_s: ratio(p.requests_per_s, b.requests_per_s),
-        requests_per_cpu_s: ratio(b.main_thread_cpu_us_per_request!, p.main_thread_cpu_us_per_request!),
+        ...(settings.workers > 0 && { requests_per_cpu_s: ratio(b.main_thread_cpu_us_per_request!, p.main_thread_cpu_us_per_request!) }),
         latency_p50: ratio(p.latency_p50_ms, b.latency_p50_ms),
         latency_p99: ratio(p.latency_p99_ms, b.latency_p99_ms),
       },
@@ -198,9 +198,13 @@ interface Subject {
 /**
  * Each subject is measured in ROUNDS slices of BENCH_DURATION_S / ROUNDS, in the order ABBA ABBA…, so
  * drift in the machine's speed (other tenants of a shared host take 5–40 % of its CPU time, and not
- * evenly) falls on both alike; the slices' histograms are merged. Both servers run on this process's main
- * thread (autocannon in a worker thread), so that thread's CPU time per request is a second figure that
- * time stolen from the machine does not move. Latency percentiles are the slices' weighted by requests.
+ * evenly) falls on both alike. Latency percentiles are the slices' own, averaged weighted by requests
+ * (autocannon's worker threads hand back no histograms to merge), so they are approximate.
+ *
+ * Both servers run on this process's main thread, so that thread's CPU time per request is a second
+ * figure, one that time stolen from the machine moves less. It includes whatever else the thread does
+ * meanwhile — the in-process workers' few idle polls, and on PGlite the database itself — and, with
+ * BENCH_WORKERS=0, the load generator; it is left out then.
  */
 async function measureInRounds(settings: BenchSettings, subjects: [Subject, Subject]): Promise<SubjectResult[]> {
   const optionsOf = (subject: Subject) => ({
@@ -247,7 +251,7 @@ async function measureInRounds(settings: BenchSettings, subjects: [Subject, Subj
       errors: sum(results.map((r) => r.errors)),
       timeouts: sum(results.map((r) => r.timeouts)),
       bytes_per_s: sum(results.map((r) => r.throughput.total)) / settings.durationS,
-      main_thread_cpu_us_per_request: Math.round(cpuUs / Math.max(1, total)),
+      ...(settings.workers > 0 && { main_thread_cpu_us_per_request: Math.round(cpuUs / Math.max(1, total)) }),
     };
   });
 }

@@ -28,12 +28,16 @@ export function preparedPage<Values extends object, Row extends { id: string }>(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table's select query
   build: (db: TenantScoped, values: Values) => SelectQueryBuilder<any, any, Row>,
 ): PageReader<Values, Row> {
-  const query = preparedQuery((db, values: Values & { limit: number; cursor: string | undefined }) => {
-    let q = build(db, values).orderBy(sql.ref(idColumn)).limit(values.limit);
-    if (values.cursor !== undefined) q = q.where(sql.ref(idColumn), '>', values.cursor);
+  const query = preparedQuery((db, values: Values & { pageLimit: number; pageCursor: string | undefined }) => {
+    let q = build(db, values).orderBy(sql.ref(idColumn)).limit(values.pageLimit);
+    if (values.pageCursor !== undefined) q = q.where(sql.ref(idColumn), '>', values.pageCursor);
     return q;
   });
-  return async (reader, values, { limit, cursor }) => page(await query.execute(reader, { ...values, limit: limit + 1, cursor: cursor || undefined }), limit);
+  return async (reader, values, { limit, cursor }) => {
+    if ('pageLimit' in values || 'pageCursor' in values) throw new Error('preparedPage: pageLimit and pageCursor are the page\'s own values');
+    // An empty cursor is no cursor, as the lists always took it.
+    return page(await query.execute(reader, { ...values, pageLimit: limit + 1, pageCursor: cursor || undefined }), limit);
+  };
 }
 
 /** Takes `limit + 1` rows and answers the page plus the cursor of the next one. */

@@ -23,14 +23,18 @@ import type { TenantScoped } from './tenant-transaction.js';
  * condition out — so a query has one shape per set of present values, each compiled on first use.
  * Everything else `build` puts in the query is fixed at that moment.
  *
- * `build` must treat the values as opaque: pass each to Kysely as one value (`where`, `limit`, …) or
- * test its presence, nothing else. A placeholder used as a string or number (compared, concatenated)
- * throws, and one that does not become a parameter is refused when its shape is compiled; a list is
- * not one value (`in` takes one placeholder per item; `= any(…)` takes an array as one). Compiled for
- * Postgres; PGlite speaks the same SQL.
+ * So `build` must take everything that varies from `values` — a value it reads from anywhere else is
+ * fixed into the shape for every later call — and treat the values as opaque: pass each to Kysely as
+ * one value (`where`, `limit`, …) or test its presence with `!== undefined`, nothing else. A
+ * placeholder is a truthy object, so `if (values.x)` is true for `''`, `0` and `null` as well; callers
+ * that mean "empty is absent" pass `x || undefined`. A present `null` is a parameter (`= null`, never
+ * Kysely's `is null`). A placeholder used as a string or number (compared, concatenated) throws, and one
+ * that does not become a parameter is refused when its shape is compiled; a list is not one value (`in`
+ * takes one placeholder per item; `= any(…)` takes an array as one). Compiled for Postgres; PGlite
+ * speaks the same SQL.
  */
 export interface PreparedQuery<Values, Row> {
-  execute(db: Kysely<Database>, values: Values): Promise<Row[]>;
+  execute(db: TenantScoped, values: Values): Promise<Row[]>;
 }
 
 export function preparedQuery<Values extends object, Row>(build: (db: TenantScoped, values: Values) => Compilable<Row>): PreparedQuery<Values, Row> {
@@ -87,6 +91,6 @@ function compileShape<Values>(build: (db: TenantScoped, values: Values) => Compi
 
 function presentNames(values: object): { names: string[]; key: string } {
   const names: string[] = [];
-  for (const [name, value] of Object.entries(values)) if (value !== undefined) names.push(name);
+  for (const name of Object.keys(values)) if ((values as Record<string, unknown>)[name] !== undefined) names.push(name);
   return { names, key: names.join(',') };
 }

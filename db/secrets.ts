@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Secrets handed out once (API keys, OAuth codes, tokens, sessions, client secrets) and what is stored in their place. */
 
@@ -18,5 +18,6 @@ export function randomSecret(prefix = ''): string {
 
 /** What is stored in place of a secret: its SHA-256, in hex. */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  // The one-shot form: every authenticated request hashes its key, and a Hash object costs ~2.5x more.
+  return hash('sha256', value, 'hex');
 }

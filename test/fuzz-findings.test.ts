@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import { expect } from 'chai';
 import { publishAgent, scriptedGraph } from './support/agents.js';
 import { call, newTenant } from './support/api.js';
+import { testPlatform } from './support/global.js';
 import { stream } from './support/sse.js';
 
 /**
@@ -43,6 +44,19 @@ describe('fuzz findings', () => {
           expect(response.status, `${method} ${JSON.stringify(response.body)}`).to.equal(405);
           expect(response.body.error.code).to.equal('method_not_allowed');
           expect(response.headers.get('allow')).to.equal('POST, OPTIONS');
+        }
+      });
+
+      it(`PATCH ${path} in capitals or with a trailing slash is the same 405, as routing ignores both`, async () => {
+        for (const variant of [path.toUpperCase(), `${path}/`, `${path.replace('search', 'Search')}/`]) {
+          // Not the document's spelling, which `call` checks answers against: plain fetch.
+          const response = await fetch(testPlatform().apiUrl + variant, {
+            method: 'PATCH',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ content: 'x', name: 'x' }),
+          });
+          expect(response.status, variant).to.equal(405);
+          expect(response.headers.get('allow'), variant).to.equal('POST, OPTIONS');
         }
       });
     }

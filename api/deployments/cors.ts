@@ -17,9 +17,10 @@ export function deploymentPreflight(operations: AnyOperation[], db: Db): Koa.Mid
     path: new RegExp(`^${operation.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
   }));
   return async (ctx, next) => {
+    if (ctx.method !== 'OPTIONS') return next();
     const origin = ctx.get('Origin');
     const method = ctx.get('Access-Control-Request-Method').toUpperCase();
-    if (ctx.method !== 'OPTIONS' || !origin || !method) return next();
+    if (!origin || !method) return next();
     const allowed = templates.filter((t) => t.path.test(ctx.path)).map((t) => t.method);
     if (!allowed.includes(method) || !(await isOriginOfAnyDeployment(db, origin))) return next();
     allowOrigin(ctx, origin);
