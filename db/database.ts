@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from './config.js';
 import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
-import { attachTenantReadPool, readingAsTenant } from './tenant-reads.js';
+import { attachTenantReadPool } from './tenant-reads.js';
 import { readIsoTimestamptz } from './timestamptz.js';
 import { startingTenantTransactions } from './tenant-transaction.js';
 
@@ -34,8 +34,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   if (config.kind === 'postgres') {
     const db = new Kysely<Database>({ dialect: startingTenantTransactions(new PostgresDialect({ pool: openPool(config.url, config.poolSize) })) });
     // Tenant reads have a pool of their own (db/tenant-reads.ts); it opens connections only when used.
-    const readPool = new Kysely<Database>({ dialect: readingAsTenant(new PostgresDialect({ pool: openPool(config.url, config.readPoolSize) })) });
-    attachTenantReadPool(db, readPool);
+    const readPool = attachTenantReadPool(db, openPool(config.url, config.readPoolSize));
     const listeners = new Set<PostgresListener>();
     return {
       db,

@@ -8,6 +8,7 @@ import {
   type Compilable,
 } from 'kysely';
 import type { Database } from './schema.js';
+import { directRead } from './tenant-reads.js';
 import type { TenantScoped } from './tenant-transaction.js';
 
 /**
@@ -48,8 +49,10 @@ export function preparedQuery<Values extends object, Row>(build: (db: TenantScop
         shapes.set(present.key, shape);
       }
       const parameters = shape.parameters.map((parameter) => (parameter instanceof Placeholder ? (values as Record<string, unknown>)[parameter.name] : parameter));
-      const result = await db.executeQuery<Row>(CompiledQuery.raw(shape.sql, parameters));
-      return result.rows;
+      // On the tenant read pool the query skips Kysely's executor (db/tenant-reads.ts); elsewhere it runs through it.
+      const direct = directRead(db);
+      if (direct) return (await direct(shape.sql, parameters)) as Row[];
+      return (await db.executeQuery<Row>(CompiledQuery.raw(shape.sql, parameters))).rows;
     },
   };
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { preparedQuery } from '../db/prepared-query.js';
 import { readAsTenant } from '../db/tenant-reads.js';
 import type { TenantScoped } from '../db/tenant-transaction.js';
 import { call, newTenant, type TestTenant } from './support/api.js';
@@ -36,6 +37,30 @@ describe('tenant reads', () => {
       expect(rows.length, `read ${i}`).to.be.greaterThan(0);
       expect(rows.every((row) => row.tenant_id === tenants[i]!.tenantId), `read ${i} saw another tenant`).to.equal(true);
     });
+  });
+
+  it("keeps each connection's tenant across both paths: Kysely reads and prepared (direct) reads interleaved", async () => {
+    const unfilteredPrepared = preparedQuery((db, _values: Record<string, never>) => db.selectFrom('agents').select(['tenant_id', 'name']).orderBy('name'));
+    const reads = Array.from({ length: 60 }, (_, i) => {
+      const tenant = i % 3 === 0 ? b : a;
+      const read = i % 2 === 0 ? unfilteredAgents(tenant) : readAsTenant(testPlatform().db, tenant.tenantId, (reader) => unfilteredPrepared.execute(reader, {}));
+      return read.then((rows) => ({ tenant, rows }));
+    });
+    for (const [i, { tenant, rows }] of (await Promise.all(reads)).entries()) {
+      expect(rows.length, `read ${i}`).to.be.greaterThan(0);
+      expect(rows.every((row) => row.tenant_id === tenant.tenantId), `read ${i} saw another tenant`).to.equal(true);
+    }
+    // A prepared read outside readAsTenant, on a reader kept from one, is refused as a Kysely read is.
+    let kept: TenantScoped | undefined;
+    await readAsTenant(testPlatform().db, a.tenantId, async (reader) => {
+      kept = reader;
+    });
+    const late = await unfilteredPrepared.execute(kept!, {}).then(
+      () => 'answered',
+      (err: unknown) => String(err),
+    );
+    // On PGlite the reader is the read's transaction, over by now.
+    expect(late).to.match(testPlatform().databaseKind === 'postgres' ? /outside readAsTenant/ : /already committed/);
   });
 
   it('refuses to write or to lock rows, and leaves the data as it was', async () => {
