@@ -7,7 +7,7 @@ import { authenticate } from './middleware/authenticate.js';
 import { readJsonBody } from './middleware/json-body.js';
 import { ApiError } from './errors.js';
 import type { Access, AnyOperation, Caller } from './operation.js';
-import { literalPrefix } from './routes-by-prefix.js';
+import { literalPrefix, routeKey } from './routes-by-prefix.js';
 import { requestValidator } from './validation.js';
 
 /**
@@ -81,11 +81,6 @@ function concretePathsShadowedBy(path: string, operations: AnyOperation[]): Set<
   if (!path.includes('{')) return new Set();
   const template = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
   return new Set(operations.map((o) => o.path).filter((other) => !other.includes('{') && template.test(other)).map(routeKey));
-}
-
-/** A path as @koa/router compares it: in any case, with or without one trailing slash. */
-function routeKey(path: string): string {
-  return path.toLowerCase().replace(/(.)\/$/, '$1');
 }
 
 /** `/v1/agents/{id}` → `/v1/agents/:id` */

@@ -34,7 +34,7 @@ export function routesByPrefix(routers: Router[]): Koa.Middleware {
     chains.set(prefix, inTurn(routers.filter((router) => asked.has(router)).map((router) => router.routes() as Koa.Middleware)));
   }
   return (ctx, next) => {
-    const [first, second] = leadingSegments(ctx.path.toLowerCase());
+    const [first, second] = leadingSegments(routeKey(ctx.path));
     const chain = (second !== undefined && chains.get(`/${first}/${second}`)) || chains.get(`/${first}`);
     return chain ? chain(ctx, next) : next();
   };
@@ -48,10 +48,15 @@ function inTurn(middlewares: Koa.Middleware[]): Koa.Middleware {
   );
 }
 
+/** A path as @koa/router compares it by default: in any case, with or without one trailing slash. */
+export function routeKey(path: string): string {
+  return path.toLowerCase().replace(/(.)\/$/, '$1');
+}
+
 /** `/v1/agents/:id` → `/v1/agents`; `/invites/:token` → `/invites`; `/:any` → undefined. */
 export function literalPrefix(path: string): string | undefined {
   const literal = [];
-  for (const segment of leadingSegments(path.toLowerCase())) {
+  for (const segment of leadingSegments(routeKey(path))) {
     if (segment === undefined || /[:*({]/.test(segment)) break;
     literal.push(segment);
   }

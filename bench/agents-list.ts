@@ -26,6 +26,8 @@ import type { Benchmark, BenchmarkResult, BenchSettings, SubjectResult } from '.
  * platform's) on Postgres; on PGlite, which has one connection per database, it sends the raw SQL
  * through the platform's Kysely handle, which owns that connection. Both serve through api/http-server's
  * listen(), so HTTP server settings are the same. Before measuring, both bodies are checked to be equal.
+ * Type parsers are node-postgres' for the whole process, so the baseline's pool reads timestamps with the
+ * platform's parser too (db/timestamptz.ts); the platform's own timestamp writer is not the baseline's.
  */
 
 const SEEDED_AGENTS = 20;

@@ -1,15 +1,8 @@
-import {
-  CompiledQuery,
-  DummyDriver,
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type Compilable,
-} from 'kysely';
+import { CompiledQuery, DummyDriver, Kysely, type Compilable } from 'kysely';
 import type { Database } from './schema.js';
 import { directRead } from './tenant-reads.js';
 import type { TenantScoped } from './tenant-transaction.js';
+import { postgresDialectWithDriver } from './wrapped-driver.js';
 
 /**
  * A query built and compiled once per shape, then run with each call's values.
@@ -73,14 +66,7 @@ class Placeholder {
 }
 
 /** A compiler that never connects: Kysely's way to compile without a database. */
-const compiler = new Kysely<Database>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  },
-}) as TenantScoped;
+const compiler = new Kysely<Database>({ dialect: postgresDialectWithDriver(() => new DummyDriver()) }) as TenantScoped;
 
 function compileShape<Values>(build: (db: TenantScoped, values: Values) => Compilable<unknown>, names: string[]): Shape {
   const placeholders = Object.fromEntries(names.map((name) => [name, new Placeholder(name)])) as Values;

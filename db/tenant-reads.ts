@@ -1,20 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import {
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  sql,
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  type QueryResult,
-} from 'kysely';
+import { Kysely, sql, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import type pg from 'pg';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
 import { TENANT_ROLE, withTenant, type TenantScoped } from './tenant-transaction.js';
+import { postgresDialectWithDriver } from './wrapped-driver.js';
 
 /**
  * Reads as one tenant without a transaction.
@@ -43,7 +33,7 @@ import { TENANT_ROLE, withTenant, type TenantScoped } from './tenant-transaction
 /** The read pool of each open Postgres database (db/database.ts attaches it). */
 const readPools = new WeakMap<Db, Db>();
 /** The pool behind each read pool's Kysely handle, for `directRead`. */
-const tenantReadPools = new WeakMap<Kysely<Database>, TenantReadPool>();
+const tenantReadPools = new WeakMap<Db, TenantReadPool>();
 
 /** The tenant the current `readAsTenant` reads as. */
 const readingTenant = new AsyncLocalStorage<string>();
@@ -51,7 +41,7 @@ const readingTenant = new AsyncLocalStorage<string>();
 /** Opens `db`'s tenant read pool on `pool` (db/database.ts). */
 export function attachTenantReadPool(db: Db, pool: pg.Pool): Db {
   const reads = new TenantReadPool(pool);
-  const readPool = new Kysely<Database>({ dialect: tenantReadDialect(reads) });
+  const readPool = new Kysely<Database>({ dialect: postgresDialectWithDriver(() => new TenantReadDriver(reads)) });
   readPools.set(db, readPool);
   tenantReadPools.set(readPool, reads);
   return readPool;
@@ -78,7 +68,7 @@ export async function readAsTenant<T>(db: Db, tenantId: string, work: (reader: T
  * `readAsTenant`'s tenant; undefined when `reader` is not such a pool (a transaction, PGlite), for the
  * caller to run the query through Kysely instead. For hot reads (db/prepared-query.ts).
  */
-export function directRead(reader: Kysely<Database>): ((sql: string, parameters: readonly unknown[]) => Promise<unknown[]>) | undefined {
+export function directRead(reader: Db): ((sql: string, parameters: readonly unknown[]) => Promise<unknown[]>) | undefined {
   const reads = tenantReadPools.get(reader);
   return reads && ((text, parameters) => reads.rows(text, parameters));
 }
@@ -90,17 +80,23 @@ class TenantReadPool {
 
   constructor(readonly pool: pg.Pool) {}
 
+  /** One read on a client of the pool, checked out for it. */
   async rows(text: string, parameters: readonly unknown[]): Promise<unknown[]> {
     const client = await this.pool.connect();
     try {
-      await this.readAs(client, tenantOfThisRead());
-      return (await client.query(text, parameters as unknown[])).rows;
+      return await this.query(client, text, parameters);
     } finally {
       client.release();
     }
   }
 
-  async readAs(client: pg.PoolClient, tenantId: string): Promise<void> {
+  /** One read on `client` as the current `readAsTenant`'s tenant, setting the session to it first when it read as another. */
+  async query(client: pg.PoolClient, text: string, parameters: readonly unknown[]): Promise<unknown[]> {
+    await this.readAs(client, tenantOfThisRead());
+    return (await client.query(text, parameters as unknown[])).rows;
+  }
+
+  private async readAs(client: pg.PoolClient, tenantId: string): Promise<void> {
     if (this.tenants.get(client) === tenantId) return;
     this.tenants.delete(client);
     // Role and read-only are the same every time; setting them with the tenant keeps it one statement.
@@ -110,15 +106,6 @@ class TenantReadPool {
     );
     this.tenants.set(client, tenantId);
   }
-}
-
-function tenantReadDialect(reads: TenantReadPool): Dialect {
-  return {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new TenantReadDriver(reads),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  };
 }
 
 /** Kysely's driver for the read pool: connections that read as the current `readAsTenant`'s tenant. */
@@ -172,9 +159,7 @@ class TenantReadConnection implements DatabaseConnection {
   ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    await this.reads.readAs(this.client, tenantOfThisRead());
-    const result = await this.client.query(query.sql, query.parameters as unknown[]);
-    return { rows: result.rows as R[] };
+    return { rows: (await this.reads.query(this.client, query.sql, query.parameters)) as R[] };
   }
 
   // eslint-disable-next-line require-yield -- refuses before yielding anything
