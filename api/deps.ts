@@ -1,4 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { besideWorkers } from '../activities/eager-start.js';
 import type { OpenDatabase, Db } from '../db/database.js';
 import { sharedEmbedder, type Embedder } from '../activities/embedding/index.js';
 import { EventHub } from './event-hub.js';
@@ -25,12 +27,12 @@ export interface AppDeps {
 
 export interface OpenAppDeps {
   deps: AppDeps;
-  /** Stops the event hub and closes the Temporal connection (not the database or the shared embedder). */
+  /** Stops the event hub and closes the Temporal connection it opened (not the database, the workers' connection or the shared embedder). */
   close(): Promise<void>;
 }
 
 /**
- * The API's dependencies over an open database: a Temporal client of its own and the run event hub.
+ * The API's dependencies over an open database: a Temporal client and the run event hub.
  * The API process (api/server.ts) and the one-process platform of `npm start` and the tests both make them here.
  */
 export async function createAppDeps(options: {
@@ -38,13 +40,20 @@ export async function createAppDeps(options: {
   temporalAddress: string;
   temporalNamespace: string;
   publicUrl: string;
+  /**
+   * The connection this process' workers poll on, when it has workers: the client shares it, so the
+   * runs it starts go to them in the start's reply (activities/eager-start.ts). Else it connects on its own.
+   */
+  workersConnection?: NativeConnection;
 }): Promise<OpenAppDeps> {
   // A malformed SECRETS_KEY fails the start, not the first provider saved; a missing one is said at once.
   if (!secretKeyringFromEnv()) {
     console.warn('[api] SECRETS_KEY is not set: provider connections cannot store an api_key or headers (saving one answers 503); see docs/providers.md');
   }
-  const connection = await Connection.connect({ address: options.temporalAddress });
-  const temporal = new Client({ connection, namespace: options.temporalNamespace });
+  const ownConnection = options.workersConnection ? undefined : await Connection.connect({ address: options.temporalAddress });
+  const temporal = options.workersConnection
+    ? besideWorkers(new Client({ connection: options.workersConnection, namespace: options.temporalNamespace }))
+    : new Client({ connection: ownConnection!, namespace: options.temporalNamespace });
   let events: EventHub | undefined;
   let experimentEvents: EventHub;
   // Serves authenticate()'s key lookups for this database (db/api-key-cache.ts); found by the Db handle.
@@ -56,7 +65,7 @@ export async function createAppDeps(options: {
   } catch (err) {
     await events?.close();
     await apiKeys?.close();
-    await connection.close();
+    await ownConnection?.close();
     throw err;
   }
   return {
@@ -65,7 +74,7 @@ export async function createAppDeps(options: {
       await events!.close();
       await experimentEvents.close();
       await apiKeys!.close();
-      await connection.close();
+      await ownConnection?.close();
     },
   };
 }

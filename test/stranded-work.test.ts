@@ -76,7 +76,7 @@ describe('stranded work: records whose workflow was never started', function () 
     await sql`update ${sql.table(table)} set created_at = ${new Date(Date.now() - ms)} where id = ${id}`.execute(testPlatform().db);
   }
 
-  const rejected = (start: Promise<void>) => start.then(() => 'started', (err: unknown) => err);
+  const rejected = (start: Promise<unknown>) => start.then(() => 'started', (err: unknown) => err);
 
   it('starts a run an API recorded but never started, once, and it runs to its end', async () => {
     const runId = await recordedRun();

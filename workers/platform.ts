@@ -68,12 +68,20 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     const bootstrap = await ensureInitialWorkspace(database.db, options.service.initWorkspace, options.service.initApiKey);
 
     const bundle = await bundleWorkflows();
+    let workers: RunningWorkers | undefined;
     if (options.workers !== false) {
-      const workers = await startWorkers({ address: temporalAddress, namespace, db: database.db, bundle });
-      stack.push(() => workers.shutdown());
+      workers = await startWorkers({ address: temporalAddress, namespace, db: database.db, bundle });
+      stack.push(() => workers!.shutdown());
     }
 
-    const appDeps = await createAppDeps({ database, temporalAddress, temporalNamespace: namespace, publicUrl: options.service.publicUrl });
+    // On the workers' connection, so that the runs the API starts go straight to them (eager start).
+    const appDeps = await createAppDeps({
+      database,
+      temporalAddress,
+      temporalNamespace: namespace,
+      publicUrl: options.service.publicUrl,
+      workersConnection: workers?.connection,
+    });
     stack.push(() => appDeps.close());
     const { deps } = appDeps;
     const api = await listen(createApp(deps), options.service.host, options.service.port);

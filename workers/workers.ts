@@ -50,6 +50,8 @@ function strandedWorkCheckMs(env: NodeJS.ProcessEnv): number {
 }
 
 export interface RunningWorkers {
+  /** The connection the workers poll on: a client on it may start workflows eagerly on them (activities/eager-start.ts). */
+  connection: NativeConnection;
   /** Asks every worker to finish its in-flight tasks and stop; resolves when they have. */
   shutdown(): Promise<void>;
 }
@@ -115,6 +117,7 @@ export async function startWorkers(options: {
   // Searches skip vectors of other weights until they are re-embedded; a failure here only delays that.
   await startReembeddingWhenNeeded(options.db, temporal, sharedEmbedder()).catch((err) => console.error('[worker] could not start the re-embedding:', err));
   return {
+    connection,
     async shutdown() {
       clearInterval(archiverCheck);
       await stopSweeping();

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import { AGENT_RUN_TASK_QUEUE, AGENT_RUN_WORKFLOW_TYPE, agentRunInput } from '../../workflows/agent-run-api.js';
 import type { agentRun } from '../../workflows/agent-run.js';
 import { runSearchAttributes } from '../../workflows/search-attributes.js';
+import { startsEagerly } from '../eager-start.js';
 import { startRecordedWork } from '../start-recorded-work.js';
 import { endUnstartedRun } from './unstarted-run.js';
 
@@ -17,10 +18,11 @@ export interface RunToStart {
 /**
  * Starts the run's workflow: id = run id, on the `runs` queue, findable in the Temporal UI by tenant,
  * agent and source. Throws WorkflowExecutionAlreadyStartedError while Temporal holds a workflow of that
- * id, running or closed (closed ones for the namespace's retention).
+ * id, running or closed (closed ones for the namespace's retention). Answers whether its first task came
+ * back with the start, to a worker of this process (activities/eager-start.ts).
  */
-export async function startAgentRunWorkflow(temporal: Client, run: RunToStart): Promise<void> {
-  await temporal.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, {
+export async function startAgentRunWorkflow(temporal: Client, run: RunToStart): Promise<{ eagerlyStarted: boolean }> {
+  const handle = await temporal.workflow.start<typeof agentRun>(AGENT_RUN_WORKFLOW_TYPE, {
     workflowId: run.runId,
     // A run runs once: a late second start (a channel message's retry, the stranded-work sweep) must not
     // run an ended run again.
@@ -28,7 +30,10 @@ export async function startAgentRunWorkflow(temporal: Client, run: RunToStart): 
     taskQueue: AGENT_RUN_TASK_QUEUE,
     args: [agentRunInput(run)],
     typedSearchAttributes: runSearchAttributes(run),
+    // Its first task in the start's reply when this process has the worker (~a task dispatch less).
+    requestEagerStart: startsEagerly(temporal),
   });
+  return { eagerlyStarted: handle.eagerlyStarted };
 }
 
 /**
@@ -40,7 +45,7 @@ export async function startRunOrEndIt(deps: { db: Db; temporal: Client }, run: R
     temporal: deps.temporal,
     workflowId: run.runId,
     what: 'run',
-    start: () => startAgentRunWorkflow(deps.temporal, run),
+    start: async () => void (await startAgentRunWorkflow(deps.temporal, run)),
     endUnstarted: (message) => endUnstartedRun(deps, run, { status: 'failed', error: { code: 'unavailable', message } }),
   });
 }
