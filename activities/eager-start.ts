@@ -5,10 +5,9 @@ import type { Client } from '@temporalio/client';
  * itself, to a worker of this process, instead of queueing it for the next poll (docs/performance.md).
  *
  * Why a mark: the SDK allows it only on a client whose connection a worker polls on (a NativeConnection),
- * and refuses the start otherwise. The one-process platform (workers/platform.ts) builds the API's client
- * on its workers' connection and marks it; a client of its own (the API in a process without workers)
- * starts workflows the ordinary way. When the worker has no free slot the server queues the task as
- * usual, so asking never fails a start.
+ * and refuses the start otherwise. The one-process platform starts runs with a client on its workers'
+ * connection and marks it (AppDeps.runStarter); any other client starts workflows the ordinary way. When
+ * the worker has no free workflow task slot the SDK does not ask, so asking never fails a start.
  */
 const clientsBesideWorkers = new WeakSet<Client>();
 

@@ -13,7 +13,15 @@ import { EXPERIMENT_EVENTS_CHANNEL } from '../db/experiment-events.js';
 /** What handlers reach beyond the request. */
 export interface AppDeps {
   db: Db;
+  /** On a connection of the API's own (grpc-js), also where this process has workers (`runStarter`). */
   temporal: Client;
+  /**
+   * What runs are started with: where this process has workers, a client on their connection, so that a
+   * run's first workflow task comes back with the start (activities/eager-start.ts); else `temporal`.
+   * Only starts: on that connection the SDK no longer recognises some refusals by their text (a schedule's
+   * invalid spec), and a deadline bounds each retry rather than the call.
+   */
+  runStarter: Client;
   /** Wakes run event streams when events are appended. */
   events: EventHub;
   /** Wakes experiment event streams the same way. */
@@ -27,7 +35,7 @@ export interface AppDeps {
 
 export interface OpenAppDeps {
   deps: AppDeps;
-  /** Stops the event hub and closes the Temporal connection it opened (not the database, the workers' connection or the shared embedder). */
+  /** Stops the event hub and closes the API's Temporal connection (not the database, the workers' connection or the shared embedder). */
   close(): Promise<void>;
 }
 
@@ -40,20 +48,18 @@ export async function createAppDeps(options: {
   temporalAddress: string;
   temporalNamespace: string;
   publicUrl: string;
-  /**
-   * The connection this process' workers poll on, when it has workers: the client shares it, so the
-   * runs it starts go to them in the start's reply (activities/eager-start.ts). Else it connects on its own.
-   */
+  /** The connection this process' workers poll on, when it has workers: `runStarter` is built on it. */
   workersConnection?: NativeConnection;
 }): Promise<OpenAppDeps> {
   // A malformed SECRETS_KEY fails the start, not the first provider saved; a missing one is said at once.
   if (!secretKeyringFromEnv()) {
     console.warn('[api] SECRETS_KEY is not set: provider connections cannot store an api_key or headers (saving one answers 503); see docs/providers.md');
   }
-  const ownConnection = options.workersConnection ? undefined : await Connection.connect({ address: options.temporalAddress });
-  const temporal = options.workersConnection
+  const connection = await Connection.connect({ address: options.temporalAddress });
+  const temporal = new Client({ connection, namespace: options.temporalNamespace });
+  const runStarter = options.workersConnection
     ? besideWorkers(new Client({ connection: options.workersConnection, namespace: options.temporalNamespace }))
-    : new Client({ connection: ownConnection!, namespace: options.temporalNamespace });
+    : temporal;
   let events: EventHub | undefined;
   let experimentEvents: EventHub;
   // Serves authenticate()'s key lookups for this database (db/api-key-cache.ts); found by the Db handle.
@@ -65,16 +71,16 @@ export async function createAppDeps(options: {
   } catch (err) {
     await events?.close();
     await apiKeys?.close();
-    await ownConnection?.close();
+    await connection.close();
     throw err;
   }
   return {
-    deps: { db: options.database.db, temporal, events, experimentEvents, finishedCells: new FinishedCellsCache(), embedder: sharedEmbedder, publicUrl: options.publicUrl },
+    deps: { db: options.database.db, temporal, runStarter, events, experimentEvents, finishedCells: new FinishedCellsCache(), embedder: sharedEmbedder, publicUrl: options.publicUrl },
     async close() {
       await events!.close();
       await experimentEvents.close();
       await apiKeys!.close();
-      await ownConnection?.close();
+      await connection.close();
     },
   };
 }

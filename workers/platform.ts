@@ -23,6 +23,8 @@ export interface Platform {
   db: Db;
   databaseKind: OpenDatabase['kind'];
   temporal: Client;
+  /** The client the API starts runs with: on the workers' connection when they run in this process (eager start). */
+  runStarter: Client;
   /** The workflow code bundle the workers run (and replay stored histories against). */
   workflowBundle: () => Promise<WorkflowBundle>;
   bootstrap: BootstrapResult;
@@ -74,7 +76,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       stack.push(() => workers!.shutdown());
     }
 
-    // On the workers' connection, so that the runs the API starts go straight to them (eager start).
+    // Runs the API starts go straight to these workers (eager start: AppDeps.runStarter).
     const appDeps = await createAppDeps({
       database,
       temporalAddress,
@@ -96,6 +98,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       db: database.db,
       databaseKind: database.kind,
       temporal: deps.temporal,
+      runStarter: deps.runStarter,
       workflowBundle: async () => bundle,
       bootstrap,
       stop,

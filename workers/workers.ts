@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
+import { IllegalStateError } from '@temporalio/common';
 import { createActivities } from '../activities/index.js';
 import { sharedEmbedder } from '../activities/embedding/index.js';
 import { priceTableFromEnv } from '../activities/models/prices.js';
@@ -66,7 +67,12 @@ export async function startWorkers(options: {
 }): Promise<RunningWorkers> {
   if (!runtimeInstalled) {
     // The SDK's default runtime logs every poll at INFO; warnings are what an operator needs here.
-    Runtime.install({ logger: new DefaultLogger(temporalLogLevel(options.env ?? process.env)) });
+    try {
+      Runtime.install({ logger: new DefaultLogger(temporalLogLevel(options.env ?? process.env)) });
+    } catch (err) {
+      // Something else in this process (a test's Temporal environment) has a runtime running already.
+      if (!(err instanceof IllegalStateError)) throw err;
+    }
     runtimeInstalled = true;
   }
   const connection = await NativeConnection.connect({ address: options.address });

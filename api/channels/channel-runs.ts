@@ -42,7 +42,7 @@ export async function queueChannelRun(tx: TenantTx, run: { tenantId: string; age
 export async function startChannelRun(deps: AppDeps, run: ChannelRun | Run): Promise<void> {
   if ('status' in run && run.status !== 'queued') return;
   const start = 'status' in run ? { tenantId: run.tenant_id, agentId: run.agent_id, input: run.input, threadId: run.thread_id, source: 'channel' as const, runId: run.id } : run;
-  await startAgentRunWorkflow(deps.temporal, start).catch((err: unknown) => {
+  await startAgentRunWorkflow(deps.runStarter, start).catch((err: unknown) => {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   });
 }

@@ -79,7 +79,7 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
       if (queued.reason === 'unknown_version') throw new ApiError('conflict', `the deployment's pinned version ${newRun.pinnedVersion} of the agent does not exist`);
       throw new ApiError('conflict', 'the agent has no published version; POST /v1/agents/{id}/versions first');
     });
-    await startRunOrEndIt(deps, run).catch((err: unknown) => {
+    await startRunOrEndIt({ db: deps.db, temporal: deps.runStarter }, run).catch((err: unknown) => {
       throw err instanceof WorkNotStartedError ? new ApiError('unavailable', `${err.message}; the run ${run.runId} is recorded as failed`) : err;
     });
     const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0, caller.deployment && visitorFrame(run.visitorToken));
