@@ -7,7 +7,7 @@ import { authenticate } from './middleware/authenticate.js';
 import { readJsonBody } from './middleware/json-body.js';
 import { ApiError } from './errors.js';
 import type { Access, AnyOperation, Caller } from './operation.js';
-import { literalPrefix, routeKey } from './routes-by-prefix.js';
+import { literalPrefix, routeKey, templatePattern } from './routes-by-prefix.js';
 import { requestValidator } from './validation.js';
 
 /**
@@ -79,8 +79,8 @@ async function callerOf(ctx: Koa.Context, deps: AppDeps, operation: AnyOperation
 /** The paths without parameters that the template `path` also matches, e.g. `/v1/memory/search` for `/v1/memory/{id}`. */
 function concretePathsShadowedBy(path: string, operations: AnyOperation[]): Set<string> {
   if (!path.includes('{')) return new Set();
-  const template = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-  return new Set(operations.map((o) => o.path).filter((other) => !other.includes('{') && template.test(other)).map(routeKey));
+  const template = templatePattern(path);
+  return new Set(operations.map((o) => routeKey(o.path)).filter((other) => !other.includes('{') && template.test(other)));
 }
 
 /** `/v1/agents/{id}` → `/v1/agents/:id` */

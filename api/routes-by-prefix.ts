@@ -53,6 +53,11 @@ export function routeKey(path: string): string {
   return path.toLowerCase().replace(/(.)\/$/, '$1');
 }
 
+/** An operation's path template (`/v1/agents/{id}`) as a pattern over paths in routeKey's form. */
+export function templatePattern(openApiPath: string): RegExp {
+  return new RegExp(`^${routeKey(openApiPath).replace(/\{[^}]+\}/g, '[^/]+')}$`);
+}
+
 /** `/v1/agents/:id` → `/v1/agents`; `/invites/:token` → `/invites`; `/:any` → undefined. */
 export function literalPrefix(path: string): string | undefined {
   const literal = [];

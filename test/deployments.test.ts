@@ -296,6 +296,10 @@ describe('deployments', () => {
       expect(ok.headers.get('access-control-allow-headers')).to.match(/authorization/i).and.match(/x-visitor-token/i);
       const events = await preflight('https://shop.example.com', '/v1/runs/run_x/events', 'GET');
       expect(events.headers.get('access-control-allow-origin')).to.equal('https://shop.example.com');
+      // In any case and with a trailing slash, as routing takes the request itself.
+      const unusualPath = await preflight('https://shop.example.com', `/V1/Agents/${agentId}/RUNS/`);
+      expect(unusualPath.status).to.equal(204);
+      expect(unusualPath.headers.get('access-control-allow-origin')).to.equal('https://shop.example.com');
 
       expect((await preflight('https://evil.example.net')).headers.get('access-control-allow-origin'), 'an unlisted origin').to.equal(null);
       expect((await preflight('https://shop.example.com', '/v1/agents', 'POST')).headers.get('access-control-allow-origin'), 'an operation the key may not use').to.equal(null);

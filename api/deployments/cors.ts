@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import type { Db } from '../../db/database.js';
 import { isOriginOfAnyDeployment } from '../../db/deployments.js';
 import type { AnyOperation } from '../operation.js';
+import { routeKey, templatePattern } from '../routes-by-prefix.js';
 import { allowOrigin } from './publishable-key.js';
 
 /**
@@ -14,14 +15,16 @@ export function deploymentPreflight(operations: AnyOperation[], db: Db): Koa.Mid
   const publishable = operations.filter((operation) => operation.publishable);
   const templates = publishable.map((operation) => ({
     method: operation.method.toUpperCase(),
-    path: new RegExp(`^${operation.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    path: templatePattern(operation.path),
   }));
   return async (ctx, next) => {
     if (ctx.method !== 'OPTIONS') return next();
     const origin = ctx.get('Origin');
     const method = ctx.get('Access-Control-Request-Method').toUpperCase();
     if (!origin || !method) return next();
-    const allowed = templates.filter((t) => t.path.test(ctx.path)).map((t) => t.method);
+    // The path as routing compares it: the request that follows reaches the operation in any case.
+    const path = routeKey(ctx.path);
+    const allowed = templates.filter((t) => t.path.test(path)).map((t) => t.method);
     if (!allowed.includes(method) || !(await isOriginOfAnyDeployment(db, origin))) return next();
     allowOrigin(ctx, origin);
     ctx.set('Access-Control-Allow-Methods', [...new Set(allowed)].join(', '));
