@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { expect } from 'chai';
 import { serviceConfigFromEnv } from '../api/config.js';
 import { startsEagerly } from '../activities/eager-start.js';
@@ -108,6 +108,9 @@ describe('eager start of runs in the one-process platform', function () {
     const run = await recordedRun();
     expect(await startAgentRunWorkflow(platform.runStarter, run)).to.deep.equal({ eagerlyStarted: true });
     expect(await runStatusAfter(run.runId, ['queued', 'running'])).to.deep.equal({ status: 'completed', output: 'started eagerly' });
+    // A second start (a channel's retry, the sweep) is refused as on any connection, and runs nothing.
+    const again = await startAgentRunWorkflow(platform.runStarter, run).then(() => 'started', (err: unknown) => err);
+    expect(again).to.be.instanceOf(WorkflowExecutionAlreadyStartedError);
   });
 
   it('streams a run started through its API to the end', async () => {

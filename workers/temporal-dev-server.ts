@@ -70,7 +70,8 @@ export async function startTemporalDevServer(config: TemporalDevConfig, dataDir:
     await waitUntilReady(address, config.namespace, exited);
   } catch (err) {
     child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message} (see ${path.join(dataDir, 'temporal-dev.log')})`, { cause: err });
+    const logFile = path.join(dataDir, 'temporal-dev.log');
+    throw new Error(`${(err as Error).message} (see ${logFile}); it ended with:\n${lastLines(logFile, 15)}`, { cause: err });
   }
   return {
     address,
@@ -78,6 +79,15 @@ export async function startTemporalDevServer(config: TemporalDevConfig, dataDir:
     namespace: config.namespace,
     stop: () => stopChild(child, exited),
   };
+}
+
+/** The last `count` lines of a log, for an error that names it (its directory may be gone by the time it is read). */
+function lastLines(file: string, count: number): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-count).join('\n');
+  } catch {
+    return '(no log)';
+  }
 }
 
 async function waitUntilReady(address: string, namespace: string, exited: Promise<number | null>): Promise<void> {
