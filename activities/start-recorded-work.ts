@@ -16,7 +16,7 @@ export async function startRecordedWork(work: {
   workflowId: string;
   /** For the message: `run`, `experiment`. */
   what: string;
-  start: () => Promise<void>;
+  start: () => Promise<unknown>;
   endUnstarted: (message: string) => Promise<boolean>;
 }): Promise<void> {
   try {

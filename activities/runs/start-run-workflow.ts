@@ -45,7 +45,7 @@ export async function startRunOrEndIt(deps: { db: Db; temporal: Client }, run: R
     temporal: deps.temporal,
     workflowId: run.runId,
     what: 'run',
-    start: async () => void (await startAgentRunWorkflow(deps.temporal, run)),
+    start: () => startAgentRunWorkflow(deps.temporal, run),
     endUnstarted: (message) => endUnstartedRun(deps, run, { status: 'failed', error: { code: 'unavailable', message } }),
   });
 }

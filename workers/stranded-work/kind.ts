@@ -21,7 +21,7 @@ export interface StrandedRecord {
   tooLate: boolean;
   /** Waited longer than the sweep waits for its workflow (sweep.ts): to be given up unless one is open. */
   overdue: boolean;
-  start(temporal: Client): Promise<void>;
+  start(temporal: Client): Promise<unknown>;
   /** Ends the record, still in its waiting state, with the reason, as its workflow would have ended it failing; false when it had moved on. */
   giveUp(deps: { db: Db; temporal: Client }, reason: string): Promise<boolean>;
 }

@@ -14,7 +14,7 @@ export const strandedRuns: StrandedWorkKind = {
         workflowId: run.id,
         tooLate: run.too_late,
         overdue: run.overdue,
-        start: async (temporal) => void (await startAgentRunWorkflow(temporal, { ...ref, agentId: run.agent_id, source: run.source })),
+        start: (temporal) => startAgentRunWorkflow(temporal, { ...ref, agentId: run.agent_id, source: run.source }),
         giveUp: (deps, reason) => endUnstartedRun(deps, ref, { status: 'failed', error: { code: 'unavailable', message: reason } }),
       };
     }),
