@@ -1,3 +1,5 @@
+import { integerSetting } from '../db/integer-settings.js';
+
 /**
  * The service's settings, all from the environment (README lists them). Database settings live in
  * db/config.ts; the embedded Temporal dev server reads temporal-dev.yaml.
@@ -17,7 +19,7 @@ export interface ServiceConfig {
 
 export function serviceConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const host = env.HOST ?? '127.0.0.1';
-  const port = Number(env.PORT ?? 8080);
+  const port = integerSetting('PORT', env) ?? 8080;
   return {
     host,
     port,

@@ -1,10 +1,10 @@
 import { PassThrough } from 'node:stream';
 import type Koa from 'koa';
+import { integerSetting } from '../db/integer-settings.js';
 
 /** `: ping` comments keep idle streams open through proxies; SSE_PING_INTERVAL_MS overrides the 15 s. */
 function pingIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
-  const configured = Number(env.SSE_PING_INTERVAL_MS);
-  return Number.isInteger(configured) && configured > 0 ? configured : 15_000;
+  return integerSetting('SSE_PING_INTERVAL_MS', env) ?? 15_000;
 }
 
 /**

@@ -1,10 +1,17 @@
+import { checkIntegerSettings } from '../db/integer-settings.js';
+
 /**
  * Runs one of the platform's long-lived processes (the API, a worker, `npm start`): `start` brings it up
  * and answers how to stop it. SIGINT or SIGTERM stops it once and exits 0; a start that fails exits 1
- * with the reason.
+ * with the reason. Every integer setting is checked first, so a bad one stops the start whichever part
+ * of the process reads it, and however late.
  */
 export function runProcess(label: string, start: () => Promise<() => Promise<void>>): void {
-  start().then(
+  const checkedStart = async () => {
+    checkIntegerSettings();
+    return start();
+  };
+  checkedStart().then(
     (stop) => {
       let stopping = false;
       const shutdown = async (signal: string) => {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { integerSetting } from './integer-setting.js';
+import { integerSetting } from './integer-settings.js';
 
 /** Where the database lives: an external Postgres when DATABASE_URL is set, else embedded PGlite files. */
 export type DatabaseConfig =
@@ -9,8 +9,8 @@ export type DatabaseConfig =
 
 export function databaseConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
   if (env.DATABASE_URL) {
-    const poolSize = integerSetting(env, 'DATABASE_POOL_SIZE', 10, 1);
-    return { kind: 'postgres', url: env.DATABASE_URL, poolSize, readPoolSize: integerSetting(env, 'DATABASE_READ_POOL_SIZE', poolSize, 1) };
+    const poolSize = integerSetting('DATABASE_POOL_SIZE', env) ?? 10;
+    return { kind: 'postgres', url: env.DATABASE_URL, poolSize, readPoolSize: integerSetting('DATABASE_READ_POOL_SIZE', env) ?? poolSize };
   }
   return { kind: 'pglite', dataDir: path.join(dataDirFromEnv(env), 'pglite') };
 }

@@ -263,7 +263,7 @@ describe('browser tool: processes', () => {
       first();
       (await second)();
       process.env.BROWSER_MAX_CONCURRENT = 'many';
-      expect((await failure(takeBrowserSlot(AbortSignal.timeout(1000)))).message).to.equal("BROWSER_MAX_CONCURRENT must be a whole number from 1 to 9999, not 'many'");
+      expect((await failure(takeBrowserSlot(AbortSignal.timeout(1000)))).message).to.equal("BROWSER_MAX_CONCURRENT must be an integer from 1 to 9999, not 'many'");
     } finally {
       if (saved === undefined) delete process.env.BROWSER_MAX_CONCURRENT;
       else process.env.BROWSER_MAX_CONCURRENT = saved;

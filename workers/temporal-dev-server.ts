@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import YAML from 'yaml';
 import { findTemporalCli, temporalCliMissingMessage } from './temporal-cli.js';
+import { integerSetting } from '../db/integer-settings.js';
 
 /** temporal-dev.yaml, with the environment's port overrides applied. */
 export interface TemporalDevConfig {
@@ -32,8 +33,8 @@ const READY_TIMEOUT_MS = 90_000;
 
 export function loadTemporalDevConfig(env: NodeJS.ProcessEnv = process.env): TemporalDevConfig {
   const config = YAML.parse(fs.readFileSync(CONFIG_FILE, 'utf8')) as TemporalDevConfig;
-  if (env.TEMPORAL_DEV_PORT) config.port = Number(env.TEMPORAL_DEV_PORT);
-  if (env.TEMPORAL_DEV_UI_PORT) config.ui_port = Number(env.TEMPORAL_DEV_UI_PORT);
+  config.port = integerSetting('TEMPORAL_DEV_PORT', env) ?? config.port;
+  config.ui_port = integerSetting('TEMPORAL_DEV_UI_PORT', env) ?? config.ui_port;
   return config;
 }
 

@@ -8,7 +8,7 @@ import { priceTableFromEnv } from '../activities/models/prices.js';
 import { secretKeyringFromEnv } from '../activities/secrets/secrets-key.js';
 import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
-import { integerSetting } from '../db/integer-setting.js';
+import { integerSetting } from '../db/integer-settings.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
 import { startReembeddingWhenNeeded } from './reembedding.js';
 import { ensureRunHistoryArchiver } from './run-history-archiver.js';
@@ -37,17 +37,17 @@ const QUEUE_OPTIONS: Partial<Record<TaskQueue, Partial<WorkerOptions>>> = {
  * with memory to spare can take more; the crash tests hold more than 100 at once on purpose).
  */
 function activitySlots(env: NodeJS.ProcessEnv): number {
-  return integerSetting(env, 'WORKER_MAX_CONCURRENT_ACTIVITIES', 100, 1);
+  return integerSetting('WORKER_MAX_CONCURRENT_ACTIVITIES', env) ?? 100;
 }
 
 /** RUN_HISTORY_ARCHIVER_CHECK_MS: how often a worker process makes sure the archiver runs (default a minute). */
 function archiverCheckMs(env: NodeJS.ProcessEnv): number {
-  return integerSetting(env, 'RUN_HISTORY_ARCHIVER_CHECK_MS', 60_000, 100);
+  return integerSetting('RUN_HISTORY_ARCHIVER_CHECK_MS', env) ?? 60_000;
 }
 
 /** STRANDED_WORK_CHECK_MS: how often a worker process looks for work recorded but never started (default a minute). */
 function strandedWorkCheckMs(env: NodeJS.ProcessEnv): number {
-  return integerSetting(env, 'STRANDED_WORK_CHECK_MS', 60_000, 100);
+  return integerSetting('STRANDED_WORK_CHECK_MS', env) ?? 60_000;
 }
 
 export interface RunningWorkers {

@@ -1,13 +1,10 @@
-import { ToolConfigError } from '../tools/errors.js';
+import { integerSetting } from '../../db/integer-settings.js';
 
 /** How many Chromiums this process runs at once, unless BROWSER_MAX_CONCURRENT says otherwise. */
 export const DEFAULT_BROWSER_MAX_CONCURRENT = 2;
 
 export function browserMaxConcurrentFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.BROWSER_MAX_CONCURRENT;
-  if (text === undefined || text === '') return DEFAULT_BROWSER_MAX_CONCURRENT;
-  if (!/^[1-9][0-9]{0,3}$/.test(text)) throw new ToolConfigError(`BROWSER_MAX_CONCURRENT must be a whole number from 1 to 9999, not '${text}'`);
-  return Number(text);
+  return integerSetting('BROWSER_MAX_CONCURRENT', env) ?? DEFAULT_BROWSER_MAX_CONCURRENT;
 }
 
 let running = 0;

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { integerSetting } from '../../db/integer-settings.js';
 
 /**
  * The model every vector is made with, as stored beside each vector (with `EMBEDDING_DTYPE`).
@@ -71,13 +72,7 @@ export function missingModelFiles(modelsRoot: string, modelId: string = EMBEDDIN
 
 /** `EMBEDDING_THREADS`: how many embedding workers (processes, see pool.ts) run (default 1). */
 export function embeddingThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.EMBEDDING_THREADS?.trim();
-  if (!raw) return 1;
-  const threads = Number(raw);
-  if (!Number.isInteger(threads) || threads < 1 || threads > 64) {
-    throw new Error(`EMBEDDING_THREADS must be an integer from 1 to 64, got '${raw}'`);
-  }
-  return threads;
+  return integerSetting('EMBEDDING_THREADS', env) ?? 1;
 }
 
 /** `EMBEDDING_ALLOW_REMOTE=true` lets Transformers.js download missing files from the Hugging Face Hub. */

@@ -6,6 +6,7 @@ import type { experiment as experimentWorkflow } from '../../workflows/experimen
 import { AgentIdAttribute, ExperimentIdAttribute, TenantIdAttribute } from '../../workflows/search-attributes.js';
 import { startRecordedWork } from '../start-recorded-work.js';
 import { endUnstartedExperiment } from './unstarted-experiment.js';
+import { integerSetting } from '../../db/integer-settings.js';
 
 /** What an experiment's workflow is started with. */
 type ExperimentToStart = Pick<Experiment, 'id' | 'tenant_id' | 'agent_id' | 'concurrency'>;
@@ -46,6 +47,5 @@ export async function startExperimentOrEndIt(deps: { db: Db; temporal: Client },
 
 /** EXPERIMENT_CELLS_PER_WORKFLOW_RUN: how often an experiment's workflow continues as new (workflows/experiment.ts). */
 function cellsPerWorkflowRun(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const value = Number(env.EXPERIMENT_CELLS_PER_WORKFLOW_RUN);
-  return Number.isInteger(value) && value > 0 ? value : undefined;
+  return integerSetting('EXPERIMENT_CELLS_PER_WORKFLOW_RUN', env);
 }

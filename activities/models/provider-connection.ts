@@ -8,6 +8,7 @@ import { guardedWebFetch } from '../tools/guarded-web-fetch.js';
 import { outboundPolicyFromEnv } from '../tools/outbound-policy.js';
 import type { OutboundPolicy } from '../tools/types.js';
 import { ModelConfigurationError } from './errors.js';
+import { integerSetting } from '../../db/integer-settings.js';
 
 /** A workspace's provider connection with its secrets opened, as a model call uses it. Never logged, never stored. */
 export interface ProviderConnection {
@@ -44,8 +45,7 @@ export class ProviderTimeoutError extends Error {
 }
 
 export function providerIdleTimeoutFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env.PROVIDER_IDLE_TIMEOUT_MS);
-  return Number.isInteger(value) && value > 0 ? value : PROVIDER_IDLE_TIMEOUT_MS;
+  return integerSetting('PROVIDER_IDLE_TIMEOUT_MS', env) ?? PROVIDER_IDLE_TIMEOUT_MS;
 }
 
 /**

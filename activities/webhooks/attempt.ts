@@ -11,6 +11,7 @@ import { openGuardedRequest } from '../tools/outbound-guard.js';
 import type { OutboundPolicy } from '../tools/types.js';
 import { webhookSecretContext } from './secret.js';
 import { webhookHeaders } from './signature.js';
+import { integerSetting } from '../../db/integer-settings.js';
 
 /** How long an endpoint has to answer one attempt (WEBHOOK_ATTEMPT_TIMEOUT_MS); Standard Webhooks senders use about this. */
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 15_000;
@@ -106,8 +107,7 @@ async function send(url: string, sealedSecret: string, context: string, messageI
 
 /** WEBHOOK_ATTEMPT_TIMEOUT_MS, capped below the activity's own timeout: an attempt outliving it would be retried and sent twice. */
 function attemptTimeoutMs(): number {
-  const configured = Number(process.env.WEBHOOK_ATTEMPT_TIMEOUT_MS);
-  return Math.min(Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_ATTEMPT_TIMEOUT_MS, MAX_WEBHOOK_ATTEMPT_TIMEOUT_MS);
+  return Math.min(integerSetting('WEBHOOK_ATTEMPT_TIMEOUT_MS') ?? DEFAULT_ATTEMPT_TIMEOUT_MS, MAX_WEBHOOK_ATTEMPT_TIMEOUT_MS);
 }
 
 function failure(outcome: WebhookAttemptOutcome, error: string): Exchange {

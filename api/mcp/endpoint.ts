@@ -11,6 +11,7 @@ import type { AnyOperation, Caller } from '../operation.js';
 import { dispatchToolCall, type ToolCaller } from './dispatch.js';
 import { DISPATCH_HEADER, dispatchedCaller, DispatchTickets } from './internal-router.js';
 import { buildMcpTools, type McpToolSet } from './tools.js';
+import { integerSetting } from '../../db/integer-settings.js';
 
 /** Where the MCP server answers. */
 export const MCP_PATH = '/mcp';
@@ -29,8 +30,7 @@ const CORS_HEADERS = {
 
 /** How long a streaming tool (startRun, streamRunEvents) collects events: MCP_STREAM_WAIT_MS, default 45 s (clients often time out at 60 s). */
 export function streamWaitMs(env: NodeJS.ProcessEnv = process.env): number {
-  const configured = Number(env.MCP_STREAM_WAIT_MS);
-  return Number.isInteger(configured) && configured > 0 ? configured : 45_000;
+  return integerSetting('MCP_STREAM_WAIT_MS', env) ?? 45_000;
 }
 
 /**
