@@ -1,3 +1,4 @@
+import { decodeTimeoutType } from '@temporalio/common';
 import { expect } from 'chai';
 import { sql } from 'kysely';
 import { toSql } from 'pgvector/kysely';
@@ -7,7 +8,14 @@ import { writeMemory } from '../activities/memory/memory.js';
 import { hasVectorsEmbeddedOtherwise, reembedBatch } from '../activities/embedding/reembed.js';
 import { findChunksEmbeddedOtherwise, replaceChunkEmbedding } from '../db/chunks.js';
 import { findMemoriesEmbeddedOtherwise, replaceMemoryEmbedding } from '../db/memories.js';
-import { REEMBED_START, REEMBED_VECTORS_TASK_QUEUE, REEMBED_VECTORS_WORKFLOW_TYPE, reembedVectorsWorkflowId } from '../workflows/reembed-vectors-api.js';
+import {
+  reembedBatchTaskQueue,
+  REEMBED_START,
+  REEMBED_VECTORS_TASK_QUEUE,
+  REEMBED_VECTORS_WORKFLOW_TYPE,
+  reembedVectorsInput,
+  reembedVectorsWorkflowId,
+} from '../workflows/reembed-vectors-api.js';
 import type { reembedVectors } from '../workflows/reembed-vectors.js';
 import { call, newTenant } from './support/api.js';
 import { settledDocument } from './support/documents.js';
@@ -113,11 +121,13 @@ describe('re-embedding vectors made by other weights', function () {
     const reembedded = await testPlatform().temporal.workflow.execute<typeof reembedVectors>(REEMBED_VECTORS_WORKFLOW_TYPE, {
       taskQueue: REEMBED_VECTORS_TASK_QUEUE,
       workflowId,
-      args: [{ weights: CURRENT, batchSize: 2, batchesPerRun: 2 }],
+      args: [{ ...reembedVectorsInput(CURRENT), batchSize: 2, batchesPerRun: 2 }],
     });
     expect(reembedded).to.be.at.least(old.memoryIds.length + old.chunkIds.length);
     const history = await testPlatform().temporal.workflow.getHandle(workflowId).fetchHistory();
     expect(history.events![0]!.workflowExecutionStartedEventAttributes!.continuedExecutionRunId, 'the last run continued an earlier one').to.be.a('string').and.not.empty;
+    const queues = history.events!.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter((name) => name !== undefined);
+    expect(new Set(queues), 'the batches went to the current weights\' own queue').to.deep.equal(new Set([reembedBatchTaskQueue(CURRENT)]));
 
     await expectCurrent(old.memoryIds, old.chunkIds);
     expect(await hasVectorsEmbeddedOtherwise(db, sharedEmbedder()), 'and then finds none').to.equal(false);
@@ -171,6 +181,7 @@ describe('re-embedding vectors made by other weights', function () {
     );
     expect(refused?.message, 'a q4 worker refuses the walk of the current weights').to.match(new RegExp(`embeds with .* q4, not .* ${EMBEDDING_DTYPE}`));
 
+    // The input of a workflow started before batches had a queue per weights (no version): still served.
     await testPlatform().temporal.workflow.execute<typeof reembedVectors>(REEMBED_VECTORS_WORKFLOW_TYPE, {
       taskQueue: REEMBED_VECTORS_TASK_QUEUE,
       workflowId: `reembed-chunk-test-${Date.now()}`,
@@ -179,5 +190,23 @@ describe('re-embedding vectors made by other weights', function () {
     const [wrong] = await oldEmbedder.embed(['something else entirely']);
     expect(await replaceChunkEmbedding(db, read!, { embedding: toSql(Array.from(wrong!))!, ...CURRENT }), 'the stale read is dropped').to.equal(false);
     await expectCurrent([], old.chunkIds);
+  });
+
+  it('with no worker of the target weights left (a rollback mid-way), a batch waits on its queue and the workflow ends after the wait, failing no attempt', async () => {
+    const goneWeights = { embedding_model: EMBEDDING_MODEL_ID, embedding_dtype: 'fp16' };
+    const workflowId = `reembed-orphan-test-${Date.now()}`;
+    const reembedded = await testPlatform().temporal.workflow.execute<typeof reembedVectors>(REEMBED_VECTORS_WORKFLOW_TYPE, {
+      taskQueue: REEMBED_VECTORS_TASK_QUEUE,
+      workflowId,
+      args: [{ ...reembedVectorsInput(goneWeights), waitForWorkerMs: 1500 }],
+    });
+    expect(reembedded).to.equal(0);
+    const events = (await testPlatform().temporal.workflow.getHandle(workflowId).fetchHistory()).events!;
+    const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes);
+    expect(scheduled.map((e) => e.activityTaskScheduledEventAttributes!.taskQueue!.name)).to.deep.equal([reembedBatchTaskQueue(goneWeights)]);
+    expect(events.filter((e) => e.activityTaskStartedEventAttributes), 'no worker of other weights took it').to.have.length(0);
+    const timedOut = events.filter((e) => e.activityTaskTimedOutEventAttributes).map((e) => decodeTimeoutType(e.activityTaskTimedOutEventAttributes!.failure?.timeoutFailureInfo?.timeoutType));
+    expect(timedOut, 'it waited for a worker, and only that long').to.deep.equal(['SCHEDULE_TO_START']);
+    expect(events.at(-1)!.workflowExecutionCompletedEventAttributes, 'it ends, not fails').to.not.equal(undefined);
   });
 });

@@ -3,6 +3,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, t
 import { Client, Connection } from '@temporalio/client';
 import { IllegalStateError } from '@temporalio/common';
 import { createActivities } from '../activities/index.js';
+import { embeddingThreadsFromEnv } from '../activities/embedding/config.js';
 import { sharedEmbedder } from '../activities/embedding/index.js';
 import { priceTableFromEnv } from '../activities/models/prices.js';
 import { secretKeyringFromEnv } from '../activities/secrets/secrets-key.js';
@@ -10,7 +11,7 @@ import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
 import { integerSetting } from '../db/integer-settings.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
-import { startReembeddingWhenNeeded } from './reembedding.js';
+import { createReembedBatchWorker, startReembeddingWhenNeeded } from './reembedding.js';
 import { ensureRunHistoryArchiver } from './run-history-archiver.js';
 import { sweepStrandedWorkEvery } from './stranded-work/sweep.js';
 
@@ -57,7 +58,10 @@ export interface RunningWorkers {
   shutdown(): Promise<void>;
 }
 
-/** Starts one worker per task queue on one connection and keeps them polling until shutdown. */
+/**
+ * Starts one worker per task queue on one connection, and one for the re-embedding batches of this
+ * process's embedder's weights, and keeps them polling until shutdown.
+ */
 export async function startWorkers(options: {
   address: string;
   namespace: string;
@@ -90,8 +94,8 @@ export async function startWorkers(options: {
     embedder: sharedEmbedder,
     workflowBundle: bundle,
   });
-  const workers = await Promise.all(
-    ALL_TASK_QUEUES.map((taskQueue) =>
+  const workers = await Promise.all([
+    ...ALL_TASK_QUEUES.map((taskQueue) =>
       Worker.create({
         connection,
         namespace: options.namespace,
@@ -109,7 +113,8 @@ export async function startWorkers(options: {
         ...QUEUE_OPTIONS[taskQueue],
       }),
     ),
-  );
+    createReembedBatchWorker({ connection, namespace: options.namespace, activities, embedder: sharedEmbedder(), embeddingThreads: embeddingThreadsFromEnv(env) }),
+  ]);
   const running = workers.map((worker) => worker.run());
   // Finished runs wait in Postgres for their histories to be archived; without the archiver they only wait.
   // Asked again every so often, not only at start: an archiver that ended (terminated from the Web UI, or
