@@ -18,19 +18,21 @@ export interface Page<T> {
 export type PageReader<Values, Row> = (reader: TenantScoped, values: Values, page: PageQuery) => Promise<Page<Row>>;
 
 /**
- * A list read a page at a time in id order (ids sort by creation): the rows after `cursor`, and the
- * cursor of the next page, found by fetching one row more than asked for. `build` selects the list's
- * rows for `values`; it is prepared once per shape (db/prepared-query.ts: values are opaque there, and an
+ * A list read a page at a time in id order (ids sort by creation), oldest first or, with `order` 'desc',
+ * newest first (runs, calls, deliveries): the rows after `cursor` in that order, and the cursor of the
+ * next page, found by fetching one row more than asked for. `build` selects the list's rows for
+ * `values`; it is prepared once per shape (db/prepared-query.ts: values are opaque there, and an
  * undefined one is absent), as every list request runs it.
  */
 export function preparedPage<Values extends object, Row extends { id: string }>(
   idColumn: string,
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any table's select query
   build: (db: TenantScoped, values: Values) => SelectQueryBuilder<any, any, Row>,
+  order: 'asc' | 'desc' = 'asc',
 ): PageReader<Values, Row> {
   const query = preparedQuery((db, values: Values & { pageLimit: number; pageCursor: string | undefined }) => {
-    let q = build(db, values).orderBy(sql.ref(idColumn)).limit(values.pageLimit);
-    if (values.pageCursor !== undefined) q = q.where(sql.ref(idColumn), '>', values.pageCursor);
+    let q = build(db, values).orderBy(sql.ref(idColumn), order).limit(values.pageLimit);
+    if (values.pageCursor !== undefined) q = q.where(sql.ref(idColumn), order === 'asc' ? '>' : '<', values.pageCursor);
     return q;
   });
   return async (reader, values, { limit, cursor }) => {

@@ -3,8 +3,7 @@ import { findAgentVersion, findAgentVersionByNumber, findPublishedVersion } from
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { strandedPage, type StrandedQuery } from './stranded-query.js';
-import type { Page, PageQuery } from './page.js';
-import { page } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import { appendRunEvents, type RunEventType } from './run-events.js';
 import type { AgentGraph, GuardrailTripRecord, PendingQuestion, Run, RunError, RunPromptUse, RunSkillUse, RunStatus } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -238,15 +237,23 @@ export interface RunFilter {
   parentRunId?: string;
 }
 
+const runsPage = preparedPage(
+  'id',
+  (db, values: { tenantId: string; agentId?: string; parentRunId?: string; source?: RunSource; notSource?: RunSource }) => {
+    let q = db.selectFrom('runs').selectAll().where('tenant_id', '=', values.tenantId);
+    if (values.agentId !== undefined) q = q.where('agent_id', '=', values.agentId);
+    if (values.parentRunId !== undefined) q = q.where('parent_run_id', '=', values.parentRunId);
+    if (values.source !== undefined) q = q.where('source', '=', values.source);
+    if (values.notSource !== undefined) q = q.where('source', '!=', values.notSource);
+    return q;
+  },
+  'desc',
+);
+
 /** A page of runs, most recent first (the cursor is the last run of the previous page). */
-export async function listRunsPage(reader: TenantScoped, tenantId: string, filter: RunFilter, { limit, cursor }: PageQuery): Promise<Page<Run>> {
-  let q = reader.selectFrom('runs').selectAll().where('tenant_id', '=', tenantId).orderBy('id', 'desc').limit(limit + 1);
-  if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
-  if (filter.parentRunId) q = q.where('parent_run_id', '=', filter.parentRunId);
-  if (filter.source === undefined) q = q.where('source', '!=', 'eval');
-  else if (filter.source !== 'all') q = q.where('source', '=', filter.source);
-  if (cursor) q = q.where('id', '<', cursor);
-  return page(await q.execute(), limit);
+export async function listRunsPage(reader: TenantScoped, tenantId: string, filter: RunFilter, pageQuery: PageQuery): Promise<Page<Run>> {
+  const bySource = filter.source === undefined ? { notSource: 'eval' as const } : filter.source === 'all' ? {} : { source: filter.source };
+  return runsPage(reader, { tenantId, agentId: filter.agentId || undefined, parentRunId: filter.parentRunId || undefined, ...bySource }, pageQuery);
 }
 
 /** Every run of the thread, oldest first: its turns. */

@@ -1,6 +1,5 @@
 import { newId } from './ids.js';
-import type { Page, PageQuery } from './page.js';
-import { page } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { CallDirection, VoiceCall } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -68,12 +67,21 @@ export interface CallFilter {
   startedBefore?: Date;
 }
 
+const callsPage = preparedPage(
+  'id',
+  (db, values: CallFilter & { tenantId: string }) => {
+    let q = db.selectFrom('voice_calls').selectAll().where('tenant_id', '=', values.tenantId);
+    if (values.agentId !== undefined) q = q.where('agent_id', '=', values.agentId);
+    if (values.startedAfter !== undefined) q = q.where('started_at', '>=', values.startedAfter);
+    if (values.startedBefore !== undefined) q = q.where('started_at', '<', values.startedBefore);
+    return q;
+  },
+  'desc',
+);
+
 /** A page of the workspace's calls, most recent first (the cursor is the last call of the previous page). */
-export async function listCallsPage(reader: TenantScoped, tenantId: string, filter: CallFilter, { limit, cursor }: PageQuery): Promise<Page<VoiceCall>> {
-  let q = reader.selectFrom('voice_calls').selectAll().where('tenant_id', '=', tenantId).orderBy('id', 'desc').limit(limit + 1);
-  if (filter.agentId) q = q.where('agent_id', '=', filter.agentId);
-  if (filter.startedAfter) q = q.where('started_at', '>=', filter.startedAfter);
-  if (filter.startedBefore) q = q.where('started_at', '<', filter.startedBefore);
-  if (cursor) q = q.where('id', '<', cursor);
-  return page(await q.execute(), limit);
+export async function listCallsPage(reader: TenantScoped, tenantId: string, filter: CallFilter, pageQuery: PageQuery): Promise<Page<VoiceCall>> {
+  const { agentId, startedAfter, startedBefore } = filter;
+  return callsPage(reader, { tenantId, agentId: agentId || undefined, startedAfter, startedBefore }, pageQuery);
 }
+

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { newId } from './ids.js';
-import { page, type Page, type PageQuery } from './page.js';
+import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { WebhookAttempt, WebhookAttemptOutcome, WebhookDelivery, WebhookDeliveryStatus } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -188,11 +188,11 @@ function deliveries(reader: TenantScoped, tenantId: string, webhookId: string) {
     .where('d.webhook_id', '=', webhookId);
 }
 
+const deliveriesPage = preparedPage('d.id', (db, values: { tenantId: string; webhookId: string }) => deliveries(db, values.tenantId, values.webhookId), 'desc');
+
 /** A page of a subscription's deliveries, newest first (the cursor is the last delivery id of the page before). */
-export async function listDeliveriesPage(reader: TenantScoped, tenantId: string, webhookId: string, { limit, cursor }: PageQuery): Promise<Page<DeliveryRow>> {
-  let q = deliveries(reader, tenantId, webhookId).orderBy('d.id', 'desc').limit(limit + 1);
-  if (cursor) q = q.where('d.id', '<', cursor);
-  return page(await q.execute(), limit);
+export async function listDeliveriesPage(reader: TenantScoped, tenantId: string, webhookId: string, pageQuery: PageQuery): Promise<Page<DeliveryRow>> {
+  return deliveriesPage(reader, { tenantId, webhookId }, pageQuery);
 }
 
 export async function findDelivery(reader: TenantScoped, tenantId: string, webhookId: string, deliveryId: string): Promise<(DeliveryRow & { payload: string }) | undefined> {

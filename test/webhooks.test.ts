@@ -451,6 +451,14 @@ describe('webhooks', function () {
     const logged = (await deliveries(key, webhook.id)).map((d) => d.id);
     expect(logged).to.not.include(expired.deliveryId);
     expect(logged).to.include.members([stillPending.deliveryId, kept.deliveryId]);
+
+    // Newest first, a page at a time.
+    expect(logged).to.have.length(3).and.deep.equal([...logged].sort().reverse());
+    const first = await call('GET', `/v1/webhooks/${webhook.id}/deliveries?limit=2`, { key });
+    expect(first.body.deliveries.map((d: { id: string }) => d.id)).to.deep.equal(logged.slice(0, 2));
+    const second = await call('GET', `/v1/webhooks/${webhook.id}/deliveries?limit=2&cursor=${first.body.next_cursor}`, { key });
+    expect(second.body).to.deep.include({ next_cursor: null });
+    expect(second.body.deliveries.map((d: { id: string }) => d.id)).to.deep.equal(logged.slice(2));
   });
 
   it(`lets a run's webhook emission fail only until the bookkeeping activity's try ${EMISSION_TRIES}`, async () => {
