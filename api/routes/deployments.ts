@@ -9,16 +9,16 @@ import {
   type DeploymentFields,
   SLUG_PATTERN,
 } from '../../db/deployments.js';
-import type { PageQuery } from '../../db/page.js';
 import type { Deployment } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { defineDeleteOperation } from '../delete-operation.js';
 import { invalidRequest } from '../errors.js';
 import { conflictIfNameTaken } from '../name-conflict.js';
+import { defineListOperation } from '../list-operation.js';
 import { defineOperation } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
-import { closedObject, listOf, MAX_REQUEST_INTEGER, pageQuery, refParams, timestamp } from '../schemas.js';
+import { closedObject, MAX_REQUEST_INTEGER, refParams, timestamp } from '../schemas.js';
 import { agentOr404 } from './agents.js';
 
 const TAG = 'Deployments';
@@ -137,20 +137,16 @@ function isCanonicalOrigin(origin: string): boolean {
 
 const slugTaken = (slug: string | undefined) => `the slug '${slug}' is taken (slugs are unique across the service)`;
 
-// Not a defineListOperation: an item's JSON needs the service's public URL (its page's address).
-export const listDeployments = defineOperation<Record<string, never>, PageQuery>({
+export const listDeployments = defineListOperation({
   operationId: 'listDeployments',
-  method: 'get',
   path: '/v1/deployments',
   tag: TAG,
   summary: 'List deployments, oldest first',
-  access: 'key',
-  query: pageQuery,
-  responses: { 200: { description: 'A page of deployments', schema: listOf('deployments', deploymentSchema) } },
-  handler: async ({ query, caller, tenantReads, deps }) => {
-    const { items, nextCursor } = await tenantReads((reader) => listDeploymentsPage(reader, caller.tenantId, query));
-    return { status: 200, body: { deployments: items.map((row) => deploymentJson(row, deps.publicUrl)), next_cursor: nextCursor } };
-  },
+  plural: 'deployments',
+  pageDescription: 'A page of deployments',
+  itemSchema: deploymentSchema,
+  page: listDeploymentsPage,
+  toJson: (row, deps) => deploymentJson(row, deps.publicUrl),
 });
 
 export const createDeployment = defineOperation<Record<string, never>, unknown, DeploymentInput & { agent: string; slug: string }>({

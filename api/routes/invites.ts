@@ -1,13 +1,13 @@
 import { findInvite, insertInvite, inviteStatus, listInvitesPage, revokeInvite, revokePendingInvitesTo, type Invite } from '../../db/invites.js';
 import { isMemberByEmail } from '../../db/members.js';
-import type { PageQuery } from '../../db/page.js';
 import type { MemberRole } from '../../db/schema.js';
 import { ApiError, invalidRequest, orNotFound } from '../errors.js';
 import { MANAGERS_ONLY, requireMemberManager, requireOwnerFor } from '../member-access.js';
 import { oauthClock } from '../oauth/clock.js';
 import { normalizeEmail, UserInputError } from '../oauth/users.js';
+import { defineListOperation } from '../list-operation.js';
 import { defineOperation } from '../operation.js';
-import { closedObject, deletionResult, listOf, nullableTimestamp, pageQuery, refParams, timestamp } from '../schemas.js';
+import { closedObject, deletionResult, nullableTimestamp, refParams, timestamp } from '../schemas.js';
 import { memberRoleSchema } from './members.js';
 import { isoTimestamp, isoTimestampOrNull } from '../iso-timestamp.js';
 
@@ -53,25 +53,19 @@ function invitedEmail(email: string): string {
   }
 }
 
-export const listInvites = defineOperation<Record<string, never>, PageQuery>({
+export const listInvites = defineListOperation({
   operationId: 'listInvites',
-  method: 'get',
   path: '/v1/invites',
   tag: TAG,
   summary: "List the workspace's invites, oldest first, with what became of each (pending, accepted, revoked, expired)",
   description: MANAGERS_ONLY,
-  access: 'key',
-  query: pageQuery,
   errors: ['forbidden'],
-  responses: { 200: { description: 'A page of invites', schema: listOf('invites', inviteSchema) } },
-  handler: async ({ query, caller, tenantReads }) => {
-    const { items, nextCursor } = await tenantReads(async (reader) => {
-      await requireMemberManager(reader, caller);
-      return listInvitesPage(reader, caller.tenantId, query);
-    });
-    const now = oauthClock.now();
-    return { status: 200, body: { invites: items.map((invite) => inviteJson(invite, now)), next_cursor: nextCursor } };
-  },
+  authorize: requireMemberManager,
+  plural: 'invites',
+  pageDescription: 'A page of invites',
+  itemSchema: inviteSchema,
+  page: listInvitesPage,
+  toJson: (invite) => inviteJson(invite, oauthClock.now()),
 });
 
 export const createInvite = defineOperation<Record<string, never>, unknown, { email: string; role?: MemberRole; expires_in_days?: number }>({

@@ -1,12 +1,12 @@
 import { deleteMember, listMembersPage, lockMember, lockOwners, setMemberRole, type Member } from '../../db/members.js';
-import type { PageQuery } from '../../db/page.js';
 import type { MemberRole } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { ApiError, orNotFound } from '../errors.js';
 import { MANAGERS_ONLY, requireMemberManager, requireOwnerFor, type ManagerRole } from '../member-access.js';
 import { revokeUserGrants } from '../oauth/grants.js';
+import { defineListOperation } from '../list-operation.js';
 import { defineOperation, type Caller } from '../operation.js';
-import { closedObject, deletionResult, listOf, pageQuery, refParams, timestamp } from '../schemas.js';
+import { closedObject, deletionResult, refParams, timestamp } from '../schemas.js';
 import { isoTimestamp } from '../iso-timestamp.js';
 
 const TAG = 'Members';
@@ -47,24 +47,19 @@ async function keepAnOwner(tx: TenantTx, tenantId: string, member: Member, what:
   }
 }
 
-export const listMembers = defineOperation<Record<string, never>, PageQuery>({
+export const listMembers = defineListOperation({
   operationId: 'listMembers',
-  method: 'get',
   path: '/v1/members',
   tag: TAG,
   summary: "List the workspace's members and their roles",
   description: MANAGERS_ONLY,
-  access: 'key',
-  query: pageQuery,
   errors: ['forbidden'],
-  responses: { 200: { description: 'A page of members', schema: listOf('members', memberSchema) } },
-  handler: async ({ query, caller, tenantReads }) => {
-    const { items, nextCursor } = await tenantReads(async (reader) => {
-      await requireMemberManager(reader, caller);
-      return listMembersPage(reader, caller.tenantId, query);
-    });
-    return { status: 200, body: { members: items.map(memberJson), next_cursor: nextCursor } };
-  },
+  authorize: requireMemberManager,
+  plural: 'members',
+  pageDescription: 'A page of members',
+  itemSchema: memberSchema,
+  page: listMembersPage,
+  toJson: memberJson,
 });
 
 export const updateMember = defineOperation<{ id: string }, unknown, { role: MemberRole }>({
