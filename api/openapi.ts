@@ -1,5 +1,5 @@
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
-import type { AnyOperation, JsonSchema } from './operation.js';
+import { bodyIsOptional, type AnyOperation, type JsonSchema } from './operation.js';
 import { errorBody } from './schemas.js';
 import { NUL_FREE_JSON_NAME, nulFree, nulFreeJson } from './nul-free-schema.js';
 
@@ -70,7 +70,7 @@ function describeOperation(operation: AnyOperation): Record<string, unknown> {
     ...(operation.access === 'public' && { security: [] }),
     parameters: [...parameters(operation.params, 'path'), ...parameters(operation.query, 'query')],
     ...(operation.body && {
-      requestBody: { required: true, content: { 'application/json': { schema: nulFree(operation.body) } } },
+      requestBody: { required: !bodyIsOptional(operation.body), content: { 'application/json': { schema: nulFree(operation.body) } } },
     }),
     ...(operation.requestBody && { requestBody: operation.requestBody }),
     responses,

@@ -96,6 +96,15 @@ export interface Operation<Params = Record<string, string>, Query = Record<strin
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyOperation = Operation<any, any, any>;
 
+/**
+ * Whether a request may leave the JSON body out: when the body's schema is an object that asks for
+ * nothing (every property optional), no body means `{}`, as `POST …/rotate-secret` with nothing to say.
+ */
+export function bodyIsOptional(body: JsonSchema | undefined): boolean {
+  if (!body || body.type !== 'object' || body.minProperties || body.oneOf || body.anyOf || body.allOf) return false;
+  return !Array.isArray(body.required) || body.required.length === 0;
+}
+
 export function defineOperation<Params = Record<string, string>, Query = Record<string, unknown>, Body = undefined>(
   operation: Operation<Params, Query, Body>,
 ): Operation<Params, Query, Body> {

@@ -6,7 +6,7 @@ import type { AppDeps } from './deps.js';
 import { authenticate } from './middleware/authenticate.js';
 import { readJsonBody } from './middleware/json-body.js';
 import { ApiError } from './errors.js';
-import type { Access, AnyOperation, Caller } from './operation.js';
+import { bodyIsOptional, type Access, type AnyOperation, type Caller } from './operation.js';
 import { literalPrefix, routeKey, templatePattern } from './routes-by-prefix.js';
 import { requestValidator } from './validation.js';
 
@@ -26,6 +26,7 @@ export function buildRouters(operations: AnyOperation[], deps: AppDeps): Router[
     const validateParams = requestValidator('params', operation.params ?? { type: 'object' });
     const validateQuery = requestValidator('query', operation.query ?? { type: 'object', additionalProperties: false });
     const validateBody = operation.body && requestValidator('body', operation.body);
+    const absentBody = bodyIsOptional(operation.body) ? () => ({}) : () => undefined;
 
     router[operation.method](path, async (ctx: Koa.Context, next: Koa.Next) => {
       // OpenAPI matches a concrete path before a templated one: PATCH /v1/memory/search is not PATCH
@@ -39,7 +40,7 @@ export function buildRouters(operations: AnyOperation[], deps: AppDeps): Router[
       validateQuery(query);
       let body: unknown;
       if (validateBody) {
-        body = await readJsonBody(ctx);
+        body = (await readJsonBody(ctx)) ?? absentBody();
         validateBody(body);
       }
 

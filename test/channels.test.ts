@@ -190,6 +190,17 @@ describe('channels: inbound webhook messages', function () {
     expect((await sendSigned(channel.id, channel.secret, { sender: 'u', text: 'rotated secret' })).status).to.equal(401);
     channel.secret = own;
     expect((await call('PATCH', `/v1/channels/${channel.id}`, { key: a.key, body: { secret: 'whsec_short' } })).status).to.equal(400);
+
+    // Or with rotate-secret, as webhooks take it: shown back once like a generated one.
+    const given = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    expect((await call('POST', `/v1/channels/${channel.id}/rotate-secret`, { key: a.key, body: { secret: 'whsec_short' } })).status).to.equal(400);
+    expect((await sendSigned(channel.id, own, { sender: 'u', text: 'still the own secret' })).status, 'a refused rotation changes nothing').to.equal(202);
+    const rotatedToGiven = await call('POST', `/v1/channels/${channel.id}/rotate-secret`, { key: a.key, body: { secret: given } });
+    expect(rotatedToGiven.status).to.equal(200);
+    expect(rotatedToGiven.body.secret).to.equal(given);
+    expect((await sendSigned(channel.id, given, { sender: 'u', text: 'given secret' })).status).to.equal(202);
+    expect((await sendSigned(channel.id, own, { sender: 'u', text: 'own secret again' })).status).to.equal(401);
+    channel.secret = given;
   });
 
   it("is invisible to another workspace (404), whose key cannot change or delete it", async () => {

@@ -27,6 +27,20 @@ describe('hardening: hostile input is a 400 naming the field', () => {
       .map(([path]) => path.replace(/\{[^}]+\}/g, 'x'));
   }
 
+  it('takes a request without a body only where the document marks the body optional (a body that asks for nothing)', async () => {
+    const bodies = Object.values(document.paths as Record<string, any>).flatMap((item) =>
+      Object.values(item as Record<string, any>).filter((operation) => operation.requestBody?.content?.['application/json']),
+    );
+    const optional = bodies.filter((operation) => operation.requestBody.required === false);
+    expect(optional.map((operation) => operation.operationId)).to.include.members(['rotateWebhookSecret', 'rotateChannelSecret']);
+    for (const operation of optional) {
+      expect(operation.requestBody.content['application/json'].schema.required ?? [], operation.operationId).to.deep.equal([]);
+    }
+    // Anywhere else an absent body is a 400 naming it, as before.
+    expectFieldError(await call('POST', '/v1/agents', { key }), 'body');
+    expect((await call('POST', '/v1/webhooks/whk_none/rotate-secret', { key })).status, 'no body, so on to the lookup').to.equal(404);
+  });
+
   it('refuses a number of the query that is not finite on every list ("Infinity", "-Infinity", "1e400"), not a 500', async () => {
     for (const path of pagedLists()) {
       for (const limit of ['Infinity', '-Infinity', '1e400']) {

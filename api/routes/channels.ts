@@ -165,19 +165,21 @@ export const updateChannelOperation = defineOperation<{ id: string }, unknown, {
   },
 });
 
-export const rotateChannelSecret = defineOperation<{ id: string }>({
+export const rotateChannelSecret = defineOperation<{ id: string }, unknown, { secret?: string }>({
   operationId: 'rotateChannelSecret',
   method: 'post',
   path: '/v1/channels/{id}/rotate-secret',
   tag: TAG,
-  summary: "Replace a channel's signing secret with a new one, shown this once",
+  summary: "Replace a channel's signing secret (generated, or the one given); shown this once",
   description: 'The old secret stops verifying at once: give the new one to the sender.',
   access: 'management',
   params: idParams,
+  body: closedObject({ secret: signingSecretSchema }, { required: [] }),
   errors: ['not_found'],
   responses: { 200: { description: 'The channel and its new secret', schema: withSecretSchema } },
-  handler: async ({ params, caller, tenant, deps }) => {
-    const secret = newSigningSecret();
+  handler: async ({ params, body, caller, tenant, deps }) => {
+    if (body.secret !== undefined) checkSigningSecret(body.secret);
+    const secret = body.secret ?? newSigningSecret();
     const channel = await tenant(async (tx) => {
       const current = await channelOr404(tx, caller.tenantId, params.id);
       return replaceChannelSecret(tx, caller.tenantId, current.id, await sealChannelSecret(caller.tenantId, current.id, secret));
