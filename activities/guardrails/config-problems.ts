@@ -3,6 +3,7 @@ import { guardrailConfigSchemas } from './config-schemas.js';
 import { GUARDRAIL_KIND_DEFINITIONS } from './kinds.js';
 import { GUARDRAIL_MODEL_ENV } from './semantic-guardrail.js';
 import { GUARDRAIL_KINDS, type GuardrailConfigProblem, type GuardrailKind } from './types.js';
+import { uniqueProblems } from '../json-schema/unique-problems.js';
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, logger: false });
 const schemaValidators = new Map<GuardrailKind, ValidateFunction>();
@@ -23,7 +24,7 @@ export function guardrailConfigProblems(
 ): GuardrailConfigProblem[] {
   if (!GUARDRAIL_KINDS.includes(kind)) return [{ field: 'kind', message: `must be one of ${GUARDRAIL_KINDS.join(', ')}` }];
   const validate = schemaValidator(kind);
-  if (!validate(config)) return unique((validate.errors ?? []).map(problemOf));
+  if (!validate(config)) return uniqueProblems((validate.errors ?? []).map(problemOf));
   const defaultDecisionModel = options.defaultDecisionModel ?? (process.env[GUARDRAIL_MODEL_ENV] || undefined);
   return GUARDRAIL_KIND_DEFINITIONS[kind].problems(config, { defaultDecisionModel, workspaceProviders: options.workspaceProviders });
 }
@@ -46,14 +47,4 @@ function problemOf(error: ErrorObject): GuardrailConfigProblem {
   const message =
     error.keyword === 'additionalProperties' ? 'unknown field' : error.keyword === 'required' ? 'is required' : (error.message ?? 'is invalid');
   return { field: ['config', ...segments].join('.'), message };
-}
-
-function unique(problems: GuardrailConfigProblem[]): GuardrailConfigProblem[] {
-  const seen = new Set<string>();
-  return problems.filter((problem) => {
-    const key = `${problem.field}\0${problem.message}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }

@@ -5,6 +5,7 @@ import { SCORER_DEFINITIONS } from './kinds.js';
 import { isPlainObject } from './output-json.js';
 import { scorerName } from './scorer-name.js';
 import { SCORER_TYPES, type ScorerConfigProblem, type ScorerType } from './types.js';
+import { uniqueProblems } from '../../json-schema/unique-problems.js';
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, logger: false });
 /** One compiled validator per type's schema, memoized like every other schema (activities/json-schema/cache.ts). */
@@ -34,7 +35,7 @@ export function scorerProblems(scorer: unknown, path: string, workspaceProviders
     return [{ field: `${path}.type`, message: `must be one of ${SCORER_TYPES.join(', ')}; ${JSON.stringify(type)} is not a scorer type` }];
   }
   const validate = schemaValidator(type);
-  if (!validate(scorer)) return unique(simplified(validate.errors ?? []).map((error) => problemOf(error, path, type)));
+  if (!validate(scorer)) return uniqueProblems(simplified(validate.errors ?? []).map((error) => problemOf(error, path, type)));
   return SCORER_DEFINITIONS[type].problems(scorer, path, workspaceProviders);
 }
 
@@ -136,14 +137,4 @@ function fieldPath(instancePath: string): string {
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
     .map((segment) => (/^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`))
     .join('');
-}
-
-function unique(problems: ScorerConfigProblem[]): ScorerConfigProblem[] {
-  const seen = new Set<string>();
-  return problems.filter((problem) => {
-    const key = `${problem.field}\0${problem.message}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }
