@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { IllegalStateError } from '@temporalio/common';
 import { createActivities } from '../activities/index.js';
@@ -11,6 +11,7 @@ import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
 import type { Db } from '../db/database.js';
 import { integerSetting } from '../db/integer-settings.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
+import { WorkerLogger } from './worker-logger.js';
 import { createReembedBatchWorker, startReembeddingWhenNeeded } from './reembedding.js';
 import { ensureRunHistoryArchiver } from './run-history-archiver.js';
 import { sweepStrandedWorkEvery } from './stranded-work/sweep.js';
@@ -72,7 +73,7 @@ export async function startWorkers(options: {
   if (!runtimeInstalled) {
     // The SDK's default runtime logs every poll at INFO; warnings are what an operator needs here.
     try {
-      Runtime.install({ logger: new DefaultLogger(temporalLogLevel(options.env ?? process.env)) });
+      Runtime.install({ logger: new WorkerLogger(temporalLogLevel(options.env ?? process.env)) });
     } catch (err) {
       // Something else in this process (a test's Temporal environment) has a runtime running already.
       if (!(err instanceof IllegalStateError)) throw err;
