@@ -101,9 +101,13 @@ export type AnyOperation = Operation<any, any, any>;
  * nothing (every property optional), no body means `{}`, as `POST …/rotate-secret` with nothing to say.
  */
 export function bodyIsOptional(body: JsonSchema | undefined): boolean {
-  if (!body || body.type !== 'object' || body.minProperties || body.oneOf || body.anyOf || body.allOf) return false;
+  if (!body || body.type !== 'object') return false;
+  // Keywords that could make `{}` invalid: such a body is required, to be safe.
+  if (BODY_CONSTRAINING_KEYWORDS.some((keyword) => keyword in body)) return false;
   return !Array.isArray(body.required) || body.required.length === 0;
 }
+
+const BODY_CONSTRAINING_KEYWORDS = ['minProperties', 'oneOf', 'anyOf', 'allOf', 'not', 'if', 'dependentRequired', 'dependentSchemas', '$ref'];
 
 export function defineOperation<Params = Record<string, string>, Query = Record<string, unknown>, Body = undefined>(
   operation: Operation<Params, Query, Body>,

@@ -40,7 +40,8 @@ export function buildRouters(operations: AnyOperation[], deps: AppDeps): Router[
       validateQuery(query);
       let body: unknown;
       if (validateBody) {
-        body = (await readJsonBody(ctx)) ?? absentBody();
+        body = await readJsonBody(ctx);
+        if (body === undefined) body = absentBody();
         validateBody(body);
       }
 

@@ -84,4 +84,3 @@ export async function listCallsPage(reader: TenantScoped, tenantId: string, filt
   const { agentId, startedAfter, startedBefore } = filter;
   return callsPage(reader, { tenantId, agentId: agentId || undefined, startedAfter, startedBefore }, pageQuery);
 }
-

@@ -36,8 +36,9 @@ describe('hardening: hostile input is a 400 naming the field', () => {
     for (const operation of optional) {
       expect(operation.requestBody.content['application/json'].schema.required ?? [], operation.operationId).to.deep.equal([]);
     }
-    // Anywhere else an absent body is a 400 naming it, as before.
+    // Anywhere else an absent body is a 400 naming it, as before; and a JSON null is no absent body.
     expectFieldError(await call('POST', '/v1/agents', { key }), 'body');
+    expectFieldError(await call('POST', '/v1/api-keys', { key, body: null }), 'body');
     expect((await call('POST', '/v1/webhooks/whk_none/rotate-secret', { key })).status, 'no body, so on to the lookup').to.equal(404);
   });
 

@@ -73,6 +73,13 @@ describe('mcp server', () => {
       expect((byName.get('addDocument')!.inputSchema.properties as any).body.required).to.include.members(['title', 'text']);
       expect(byName.get('startRun')!.outputSchema?.properties).to.have.property('events');
       expect(byName.get('deleteAgent')!.annotations).to.include({ destructiveHint: true });
+
+      // A body that asks for nothing may be left out, as over REST.
+      const rotate = byName.get('rotateWebhookSecret')!;
+      expect(rotate.inputSchema.properties).to.have.keys('id', 'body');
+      expect(rotate.inputSchema.required).to.deep.equal(['id']);
+      const leftOut = await callTool(client, 'rotateWebhookSecret', { id: 'whk_none' });
+      expect(leftOut.body, 'no body, so on to the lookup').to.deep.include({ status: 404 });
     });
   });
 

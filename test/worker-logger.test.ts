@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import { expect } from 'chai';
 import type { LogEntry } from '@temporalio/worker';
 import { NO_WORKFLOWS_WARNING, WorkerLogger } from '../workers/worker-logger.js';
@@ -14,5 +16,10 @@ describe("the workers' Temporal logger", () => {
       ['WARN', 'Activity failed'],
       ['ERROR', 'Worker failed'],
     ]);
+  });
+
+  it('drops what the installed SDK says, word for word', () => {
+    const sdkWorker = createRequire(import.meta.url).resolve('@temporalio/worker/lib/worker.js');
+    expect(fs.readFileSync(sdkWorker, 'utf8')).to.include(`'${NO_WORKFLOWS_WARNING}'`);
   });
 });

@@ -18,7 +18,7 @@ runProcess('worker', async () => {
   const database = await openDatabase(databaseConfig);
   await migrateToLatest(database.db);
   const workers = await startWorkers({ address: config.temporalAddress, namespace: config.temporalNamespace, db: database.db });
-  console.log(`[worker] polling ${ALL_TASK_QUEUES.join(', ')} on ${config.temporalAddress}`);
+  console.log(`[worker] polling ${ALL_TASK_QUEUES.join(', ')} and its weights' re-embedding batches on ${config.temporalAddress}`);
 
   return async () => {
     await workers.shutdown();

@@ -1,4 +1,4 @@
-import type { AnyOperation, JsonSchema } from '../operation.js';
+import { bodyIsOptional, type AnyOperation, type JsonSchema } from '../operation.js';
 
 /**
  * The MCP tools of the API: one per authenticated operation, named by its operationId, built from the
@@ -84,7 +84,8 @@ export function buildMcpTools(operations: AnyOperation[]): McpToolSet {
     for (const name of pathParams) add(name, { type: 'string', ...paramSchemas[name], description: describeParam(paramSchemas[name], 'path') }, true);
     const requiredQuery = new Set((operation.query?.required ?? []) as string[]);
     for (const [name, schema] of Object.entries(querySchemas)) add(name, { ...schema, description: describeParam(schema, 'query') }, requiredQuery.has(name));
-    if (body) add(BODY_ARGUMENT, { ...body, description: body.description ?? `The JSON request body of ${operation.method.toUpperCase()} ${operation.path}.` }, true);
+    // Optional where the REST body is (a body that asks for nothing may be left out: api/operation.ts).
+    if (body) add(BODY_ARGUMENT, { ...body, description: body.description ?? `The JSON request body of ${operation.method.toUpperCase()} ${operation.path}.` }, !bodyIsOptional(operation.body));
 
     const streams = Object.values(operation.responses).some((response) => response.contentType?.startsWith(EVENT_STREAM));
     const title = operation.summary;
