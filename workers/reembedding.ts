@@ -1,6 +1,6 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { Worker, type NativeConnection } from '@temporalio/worker';
-import type { Embedder } from '../activities/embedding/index.js';
+import { weightsOf, type Embedder } from '../activities/embedding/index.js';
 import type { Activities } from '../activities/index.js';
 import { hasVectorsEmbeddedOtherwise } from '../activities/embedding/reembed.js';
 import type { Db } from '../db/database.js';
@@ -15,7 +15,7 @@ import { reembedBatchTaskQueue, REEMBED_VECTORS_TASK_QUEUE, REEMBED_VECTORS_WORK
  */
 export async function startReembeddingWhenNeeded(db: Db, temporal: Client, embedder: Embedder): Promise<WorkflowHandle<typeof reembedVectors> | undefined> {
   if (!(await hasVectorsEmbeddedOtherwise(db, embedder))) return undefined;
-  const weights = { embedding_model: embedder.modelId, embedding_dtype: embedder.dtype };
+  const weights = weightsOf(embedder);
   const workflowId = reembedVectorsWorkflowId(weights);
   const handle = await temporal.workflow.start<typeof reembedVectors>(REEMBED_VECTORS_WORKFLOW_TYPE, {
     taskQueue: REEMBED_VECTORS_TASK_QUEUE,
@@ -42,7 +42,7 @@ export function createReembedBatchWorker(options: {
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
-    taskQueue: reembedBatchTaskQueue({ embedding_model: options.embedder.modelId, embedding_dtype: options.embedder.dtype }),
+    taskQueue: reembedBatchTaskQueue(weightsOf(options.embedder)),
     activities: { reembedVectorsBatch: options.activities.reembedVectorsBatch },
     maxConcurrentActivityTaskExecutions: options.embeddingThreads,
   });

@@ -28,11 +28,11 @@ export async function reembedVectors(input: ReembedVectorsInput): Promise<number
   let reembedded = input.reembeddedBefore ?? 0;
   let thisPass = input.reembeddedThisPass ?? 0;
   for (let batch = 0; batch < batchesPerRun; batch++) {
-    let result;
-    try {
-      result = await reembedVectorsBatch({ weights: input.weights, cursor, limit: batchSize });
-    } catch (err) {
-      if (!noWorkerCame(err)) throw err;
+    const result = await reembedVectorsBatch({ weights: input.weights, cursor, limit: batchSize }).catch((err: unknown) => {
+      if (noWorkerCame(err)) return undefined;
+      throw err;
+    });
+    if (!result) {
       log.warn('no worker with the target weights took a re-embedding batch in time: stopping until one starts', { weights: input.weights, cursor });
       return reembedded;
     }

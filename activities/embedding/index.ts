@@ -29,6 +29,7 @@ export {
   missingModelFiles,
 } from './config.js';
 export { EmbedderUnavailableError, type EmbedderUnavailableReason } from './errors.js';
+export { weightsOf } from './weights-of.js';
 export { WorkerEmbedder, type Embedder, type EmbedOptions, type EmbedderOptions, type EmbedderStats } from './pool.js';
 
 /** A new worker pool. Workers start on the first `embed` (or `warmup()`); `close()` stops them. */

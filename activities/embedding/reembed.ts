@@ -6,6 +6,7 @@ import { tableHasVectorsEmbeddedOtherwise, type EmbeddedBy, type StoredEmbedding
 import { embeddingText } from '../knowledge/search.js';
 import { REEMBED_TABLES, type ReembedCursor } from '../../workflows/reembed-vectors-api.js';
 import type { Embedder } from './pool.js';
+import { weightsOf } from './weights-of.js';
 
 /**
  * Re-embedding: vectors made by other weights than the embedder's (the platform's earlier q4 weights, or
@@ -22,10 +23,6 @@ export interface ReembedBatchResult {
   reembedded: number;
   /** Where the next batch starts; null when both tables have been walked. */
   next: ReembedCursor | null;
-}
-
-function weightsOf(embedder: Embedder): EmbeddedBy {
-  return { embedding_model: embedder.modelId, embedding_dtype: embedder.dtype };
 }
 
 /**

@@ -7,6 +7,7 @@ import { replaceDocumentChunks, type NewChunk } from '../../db/chunks.js';
 import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import { chunkMarkdown } from '../chunking/index.js';
 import type { Embedder } from '../embedding/index.js';
+import { weightsOf } from '../embedding/weights-of.js';
 import { tuneVectorSearch } from '../memory/memory.js';
 import { queryVectors } from '../embedding/query-vector-cache.js';
 
@@ -66,7 +67,7 @@ export async function embedMarkdown(embedder: Embedder, markdown: string, beat: 
     vectors.push(...batch.map((v) => toSql(Array.from(v))!));
     beat();
   }
-  const embeddedBy = { embedding_model: embedder.modelId, embedding_dtype: embedder.dtype };
+  const embeddedBy = weightsOf(embedder);
   return chunks.map((chunk, i) => ({ index: chunk.index, content: chunk.content, headingPath: chunk.headingPath, embedded: { embedding: vectors[i]!, ...embeddedBy } }));
 }
 

@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import { insertMemory, memoryExists, updateMemoryById } from '../../db/memories.js';
 import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import type { Embedder } from '../embedding/index.js';
+import { weightsOf } from '../embedding/weights-of.js';
 import { queryVectors } from '../embedding/query-vector-cache.js';
 
 /** Long-term memory, shared by the API and the `memory_*` built-in tools. */
@@ -19,7 +20,7 @@ export interface MemoryHit {
 /** Embeds first, then writes: an embedder failure leaves nothing behind. */
 export async function writeMemory(db: Db, embedder: Embedder, tenantId: string, content: string) {
   const embedding = await embedForStorage(embedder, content);
-  return withTenant(db, tenantId, (tx) => insertMemory(tx, tenantId, content, { embedding, embedding_model: embedder.modelId, embedding_dtype: embedder.dtype }));
+  return withTenant(db, tenantId, (tx) => insertMemory(tx, tenantId, content, { embedding, ...weightsOf(embedder) }));
 }
 
 /**
@@ -30,7 +31,7 @@ export async function rewriteMemory(db: Db, embedder: Embedder, tenantId: string
   if (!(await withTenant(db, tenantId, (tx) => memoryExists(tx, tenantId, id)))) return undefined;
   const embedding = await embedForStorage(embedder, content);
   return withTenant(db, tenantId, (tx) =>
-    updateMemoryById(tx, tenantId, id, content, { embedding, embedding_model: embedder.modelId, embedding_dtype: embedder.dtype }),
+    updateMemoryById(tx, tenantId, id, content, { embedding, ...weightsOf(embedder) }),
   );
 }
 
