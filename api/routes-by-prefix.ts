@@ -1,43 +1,70 @@
 import type Router from '@koa/router';
+import type { Layer } from '@koa/router';
 import type Koa from 'koa';
 
 /**
- * Routers asked only about the paths they have routes under.
+ * Routers asked only about the paths they have routes under, their routes dispatched here.
  *
  * Why: @koa/router finds a route by testing every route's pattern in turn. The app's routers were
  * mounted one after another, so an API request was tested against ~140 patterns before its handler
  * ran: ~70 µs of the API thread's CPU on a plain `GET`, a tenth of what a bare Koa route spends on the
- * whole request (docs/performance.md).
+ * whole request (docs/performance.md). A router's own dispatch also builds, on every request, the list
+ * of the routes that match, a closure for each and a koa-compose chain of them; the routes here are
+ * plain (a method, a path, handlers), so each one's handlers are composed once, here.
  *
  * How: each route is filed under its path's leading literal segments, at most two (`/v1/agents/:id`
- * under `/v1/agents`, `/invites/:token` under `/invites`, `/console` under `/console`). A request goes,
- * in the routers' order, to the routers with a route filed under its path's first two segments or its
- * first one; routers that cannot match it are not asked. So that this finds few routes per request,
- * give it small routers (api/router.ts makes one per collection). Segments are compared in lower case,
- * as @koa/router matches paths case-insensitively by default.
+ * under `/v1/agents`, `/invites/:token` under `/invites`, `/console` under `/console`). A request is
+ * offered, in the routers' order, the routes filed under its path's first two segments or its first
+ * one. The first whose method and pattern match runs, with `ctx.params` set as @koa/router sets it, and
+ * its `next` tries the routes after it, then the middleware after this one: what the routers mounted
+ * one after another would do. Paths match regardless of case and of a trailing slash, as @koa/router
+ * matches by default. Routers with a prefix, a host, `use` middleware or `param` handlers are refused:
+ * dispatching those is @koa/router's job, not this one's.
  */
 export function routesByPrefix(routers: Router[]): Koa.Middleware {
-  const filed = new Map<string, Set<Router>>();
-  for (const router of routers) {
-    for (const layer of router.stack) {
-      const prefix = typeof layer.path === 'string' ? literalPrefix(layer.path) : undefined;
-      if (prefix === undefined) throw new Error(`routesByPrefix: the route ${layer.path} has no literal first segment to be filed under`);
-      if (!filed.has(prefix)) filed.set(prefix, new Set());
-      filed.get(prefix)!.add(router);
+  const routes = routers.flatMap((router) => {
+    if (router.opts.prefix || router.opts.host !== undefined || Object.keys(router.params).length > 0) {
+      throw new Error('routesByPrefix: a router with a prefix, a host or param handlers needs its own dispatch');
     }
-  }
-  // One composed middleware per prefix, made here: a request's own segments never become keys.
-  const chains = new Map<string, Koa.Middleware>();
-  for (const prefix of filed.keys()) {
+    return router.stack.map(plainRoute);
+  });
+  // One list per prefix, made here: a request's own segments never become keys.
+  const lists = new Map<string, PlainRoute[]>();
+  for (const { prefix } of routes) {
     const firstSegment = prefix.split('/', 2).join('/');
-    const asked = new Set([...(filed.get(prefix) ?? []), ...(filed.get(firstSegment) ?? [])]);
-    chains.set(prefix, inTurn(routers.filter((router) => asked.has(router)).map((router) => router.routes() as Koa.Middleware)));
+    lists.set(prefix, routes.filter((route) => route.prefix === prefix || route.prefix === firstSegment));
   }
   return (ctx, next) => {
     const [first, second] = leadingSegments(routeKey(ctx.path));
-    const chain = (second !== undefined && chains.get(`/${first}/${second}`)) || chains.get(`/${first}`);
-    return chain ? chain(ctx, next) : next();
+    const list = (second !== undefined && lists.get(`/${first}/${second}`)) || lists.get(`/${first}`);
+    return list ? dispatchFrom(list, 0, ctx, next) : next();
   };
+}
+
+interface PlainRoute {
+  prefix: string;
+  layer: Layer;
+  handle: Koa.Middleware;
+}
+
+function plainRoute(layer: Layer): PlainRoute {
+  const prefix = typeof layer.path === 'string' ? literalPrefix(layer.path) : undefined;
+  if (prefix === undefined) throw new Error(`routesByPrefix: the route ${String(layer.path)} has no literal first segment to be filed under`);
+  if (layer.methods.length === 0) throw new Error(`routesByPrefix: ${layer.path} is \`use\` middleware, not a route`);
+  const stack = layer.stack as Koa.Middleware[];
+  return { prefix, layer, handle: stack.length === 1 ? stack[0]! : inTurn(stack) };
+}
+
+/** Runs the first of `routes[from…]` the request matches; its `next` offers the request to the ones after it. */
+function dispatchFrom(routes: PlainRoute[], from: number, ctx: Koa.Context, next: Koa.Next): Promise<unknown> {
+  const path = ctx.path;
+  for (let i = from; i < routes.length; i++) {
+    const { layer, handle } = routes[i]!;
+    if (!layer.methods.includes(ctx.method) || !layer.match(path)) continue;
+    ctx.params = layer.params(path, layer.captures(path), ctx.params);
+    return handle(ctx, () => dispatchFrom(routes, i + 1, ctx, next));
+  }
+  return next();
 }
 
 /** The middlewares one after another, as `app.use` would run them, then `next`. */

@@ -81,10 +81,47 @@ describe('routes by prefix', () => {
       expect((await get('/home', 'POST')).body.route).to.equal('third POST /home');
     });
 
+    it('sets the path parameters decoded, as @koa/router does, and answers HEAD with a GET route', async () => {
+      expect((await get('/things/a%20b%2Fc')).body.params).to.deep.equal({ id: 'a b/c' });
+      visited.length = 0;
+      const head = await fetch(`${server.url}/pages/x`, { method: 'HEAD' });
+      expect(head.status).to.equal(200);
+      expect(visited).to.deep.equal(['first /pages/:slug']);
+    });
+
+    it('runs every handler of a route with several, in order', async () => {
+      const router = new Router();
+      router.get('/steps', async (ctx, next) => {
+        ctx.state.steps = ['one'];
+        await next();
+      }, (ctx) => {
+        ctx.body = { steps: [...(ctx.state.steps as string[]), 'two'] };
+      });
+      const app = new Koa();
+      app.use(routesByPrefix([router]));
+      const own = await listen(app, '127.0.0.1', 0);
+      try {
+        expect(await (await fetch(`${own.url}/steps`)).json()).to.deep.equal({ steps: ['one', 'two'] });
+      } finally {
+        await own.close();
+      }
+    });
+
     it('refuses a router with a route that has no literal first segment', () => {
       const router = new Router();
       router.get('/:anything', () => undefined);
       expect(() => routesByPrefix([router])).to.throw(/no literal first segment/);
+    });
+
+    it('refuses routers whose dispatch is more than plain routes: a prefix, `use` middleware, param handlers', () => {
+      expect(() => routesByPrefix([new Router({ prefix: '/v1' })])).to.throw(/prefix/);
+      const withUse = new Router();
+      withUse.use('/things', (_ctx, next) => next());
+      expect(() => routesByPrefix([withUse])).to.throw(/`use` middleware/);
+      const withParam = new Router();
+      withParam.param('id', (_id, _ctx, next) => next());
+      withParam.get('/things/:id', () => undefined);
+      expect(() => routesByPrefix([withParam])).to.throw(/param handlers/);
     });
   });
 

@@ -17,8 +17,10 @@ export function deploymentPreflight(operations: AnyOperation[], db: Db): Koa.Mid
     method: operation.method.toUpperCase(),
     path: templatePattern(operation.path),
   }));
-  return async (ctx, next) => {
-    if (ctx.method !== 'OPTIONS') return next();
+  // Not async on the way past: every request comes through here, and only preflights stop.
+  return (ctx, next) => (ctx.method === 'OPTIONS' ? preflight(ctx, next) : next());
+
+  async function preflight(ctx: Koa.Context, next: Koa.Next): Promise<unknown> {
     const origin = ctx.get('Origin');
     const method = ctx.get('Access-Control-Request-Method').toUpperCase();
     if (!origin || !method) return next();
@@ -31,5 +33,5 @@ export function deploymentPreflight(operations: AnyOperation[], db: Db): Koa.Mid
     ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, Last-Event-ID, X-Visitor-Token');
     ctx.set('Access-Control-Max-Age', '600');
     ctx.status = 204;
-  };
+  }
 }

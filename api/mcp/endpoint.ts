@@ -44,9 +44,14 @@ export function mcpEndpoint(operations: AnyOperation[], deps: AppDeps): Koa.Midd
   const dispatched = dispatchedCaller(tickets);
   const publicUrl = () => deps.publicUrl.replace(/\/+$/, '');
 
-  return async (ctx, next) => {
+  // Not async on the way past: every request comes through here, and most go on to the operations.
+  return (ctx, next) => {
     if (ctx.path === MCP_RESOURCE_METADATA_PATH) return resourceMetadata(ctx, publicUrl());
     if (ctx.path !== MCP_PATH) return dispatched(ctx, next);
+    return serve(ctx);
+  };
+
+  async function serve(ctx: Koa.Context): Promise<void> {
 
     ctx.set(CORS_HEADERS);
     if (ctx.method === 'OPTIONS') {
@@ -104,7 +109,7 @@ export function mcpEndpoint(operations: AnyOperation[], deps: AppDeps): Koa.Midd
       if (!ctx.res.headersSent) ctx.res.writeHead(500, { 'Content-Type': 'application/json' });
       ctx.res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'internal error' }, id: null }));
     }
-  };
+  }
 }
 
 function mcpServer(toolSet: McpToolSet, caller: ToolCaller): Server {

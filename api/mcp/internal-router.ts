@@ -44,7 +44,7 @@ export class DispatchTickets {
  * ticket pass by untouched.
  */
 export function dispatchedCaller(tickets: DispatchTickets): Koa.Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const ticket = ctx.get(DISPATCH_HEADER);
     if (!ticket) return next();
     const caller = tickets.take(ticket);
