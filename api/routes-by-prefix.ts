@@ -15,16 +15,19 @@ import type Koa from 'koa';
  * How: each route is filed under its path's leading literal segments, at most two (`/v1/agents/:id`
  * under `/v1/agents`, `/invites/:token` under `/invites`, `/console` under `/console`). A request is
  * offered, in the routers' order, the routes filed under its path's first two segments or its first
- * one. The first whose method and pattern match runs, with `ctx.params` set as @koa/router sets it, and
- * its `next` tries the routes after it, then the middleware after this one: what the routers mounted
- * one after another would do. Paths match regardless of case and of a trailing slash, as @koa/router
- * matches by default. Routers with a prefix, a host, `use` middleware or `param` handlers are refused:
- * dispatching those is @koa/router's job, not this one's.
+ * one. The first whose method and pattern match runs with `ctx.params` set as @koa/router sets it (the
+ * match's other fields, `ctx.captures`, `ctx.routerPath` and the like, are not set), and its `next`
+ * offers the request to the routes after it, then to the middleware after this one: what the routers
+ * mounted one after another would do. Paths match regardless of case and of a trailing slash, as
+ * @koa/router matches by default. Routers with a prefix, a host, the `exclusive` or `routerPath`
+ * options, `use` middleware or `param` handlers are refused: dispatching those is @koa/router's job.
+ * Routes are read once, here: one added to a router afterwards is never offered a request.
  */
 export function routesByPrefix(routers: Router[]): Koa.Middleware {
   const routes = routers.flatMap((router) => {
-    if (router.opts.prefix || router.opts.host !== undefined || Object.keys(router.params).length > 0) {
-      throw new Error('routesByPrefix: a router with a prefix, a host or param handlers needs its own dispatch');
+    const { prefix, host, exclusive, routerPath } = router.opts;
+    if (prefix || host !== undefined || exclusive || routerPath !== undefined || Object.keys(router.params).length > 0) {
+      throw new Error('routesByPrefix: a router with a prefix, a host, exclusive or routerPath options or param handlers needs its own dispatch');
     }
     return router.stack.map(plainRoute);
   });
@@ -62,7 +65,12 @@ function dispatchFrom(routes: PlainRoute[], from: number, ctx: Koa.Context, next
     const { layer, handle } = routes[i]!;
     if (!layer.methods.includes(ctx.method) || !layer.match(path)) continue;
     ctx.params = layer.params(path, layer.captures(path), ctx.params);
-    return handle(ctx, () => dispatchFrom(routes, i + 1, ctx, next));
+    // A promise whatever the handler does, as koa-compose gives: a rejection for a throw, not a throw.
+    try {
+      return Promise.resolve(handle(ctx, () => dispatchFrom(routes, i + 1, ctx, next)));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
   return next();
 }

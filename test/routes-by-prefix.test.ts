@@ -89,6 +89,40 @@ describe('routes by prefix', () => {
       expect(visited).to.deep.equal(['first /pages/:slug']);
     });
 
+    it('leaves a malformed percent-encoding in a parameter as sent, as @koa/router does', async () => {
+      expect((await get('/things/%E0%A4%A')).body.params).to.deep.equal({ id: '%E0%A4%A' });
+    });
+
+    it("turns a route's synchronous throw into a rejection the middleware before it catches, and gives a synchronous route's caller a promise", async () => {
+      const router = new Router();
+      router.get('/throws', () => {
+        throw new Error('thrown synchronously');
+      });
+      router.get('/passes', (_ctx, next) => next().then(() => undefined));
+      router.get('/passes', (ctx) => {
+        ctx.body = { reached: 'second' };
+      });
+      const app = new Koa();
+      app.use(async (ctx, next) => {
+        try {
+          await next();
+        } catch (err) {
+          ctx.status = 418;
+          ctx.body = { caught: (err as Error).message };
+        }
+      });
+      app.use(routesByPrefix([router]));
+      const own = await listen(app, '127.0.0.1', 0);
+      try {
+        const thrown = await fetch(`${own.url}/throws`);
+        expect(thrown.status).to.equal(418);
+        expect(await thrown.json()).to.deep.equal({ caught: 'thrown synchronously' });
+        expect(await (await fetch(`${own.url}/passes`)).json()).to.deep.equal({ reached: 'second' });
+      } finally {
+        await own.close();
+      }
+    });
+
     it('runs every handler of a route with several, in order', async () => {
       const router = new Router();
       router.get('/steps', async (ctx, next) => {
@@ -113,8 +147,10 @@ describe('routes by prefix', () => {
       expect(() => routesByPrefix([router])).to.throw(/no literal first segment/);
     });
 
-    it('refuses routers whose dispatch is more than plain routes: a prefix, `use` middleware, param handlers', () => {
+    it('refuses routers whose dispatch is more than plain routes: a prefix, a host, exclusive, `use` middleware, param handlers', () => {
       expect(() => routesByPrefix([new Router({ prefix: '/v1' })])).to.throw(/prefix/);
+      expect(() => routesByPrefix([new Router({ host: 'example.com' })])).to.throw(/host/);
+      expect(() => routesByPrefix([new Router({ exclusive: true })])).to.throw(/exclusive/);
       const withUse = new Router();
       withUse.use('/things', (_ctx, next) => next());
       expect(() => routesByPrefix([withUse])).to.throw(/`use` middleware/);

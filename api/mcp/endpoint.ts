@@ -52,7 +52,6 @@ export function mcpEndpoint(operations: AnyOperation[], deps: AppDeps): Koa.Midd
   };
 
   async function serve(ctx: Koa.Context): Promise<void> {
-
     ctx.set(CORS_HEADERS);
     if (ctx.method === 'OPTIONS') {
       ctx.status = 204;
