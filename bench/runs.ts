@@ -6,6 +6,7 @@ import { AGENT_RUN_TASK_QUEUE } from '../workflows/agent-run-api.js';
 import { PING_WORKFLOW_TYPE } from '../workflows/ping-api.js';
 import type { ping } from '../workflows/ping.js';
 import type { Platform } from '../workers/platform.js';
+import { startBareRunShapeWorker } from './bare-run-shape.js';
 import { startBenchPlatform } from './bench-platform.js';
 import { KEY_USES, PlatformApi, type TimedFrame, type TimedStream } from './platform-api.js';
 import type { BenchmarkResult, SampledSubjectResult } from './run.js';
@@ -36,8 +37,12 @@ import { benchmarkWithSettings } from './with-settings.js';
  *   timing so workflows do not pile up), and `workflow.execute('ping')`, start to result (one workflow
  *   task, one activity that queries the database, one more workflow task), sequentially and at the
  *   runs' concurrency.
+ * - A SECOND BASELINE of the run's own shape (bench/bare-run-shape.ts): `workflow.execute` of a bare
+ *   workflow of three activities in a row, each a database query, on a bare worker of its own —
+ *   sequentially and at the runs' concurrency. Against ping the ratio counts the run's extra steps too;
+ *   against this one it counts only what the platform adds to each step.
  *
- * Sequential samples are taken in rounds of one bare start, one ping execute and one run, so drift in
+ * Sequential samples are taken in rounds of one bare start, one ping execute, one bare run shape and one run, so drift in
  * the machine's load (other processes) hits platform and baselines alike. BENCH_RUN_WARMUP runs and
  * pings (default 5) and one answered run go first, unmeasured, after a checked run that must take the
  * expected path.
@@ -82,6 +87,10 @@ export const runs = benchmarkWithSettings(
 
 async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
   const bench = await startBenchPlatform('runs');
+  const bareShapes = await startBareRunShapeWorker(bench.platform).catch(async (err: unknown) => {
+    await bench.stop();
+    throw err;
+  });
   try {
     const { platform, workspace } = bench;
     const api = new PlatformApi(platform.apiUrl, workspace.apiKey);
@@ -104,20 +113,23 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
       await timedRun(api, mathAgent, warmupKeys.next());
       await pingExecute(platform);
       await pingStart(platform);
+      await bareShapes.execute();
     }
     if (settings.warmup > 0) await answerRound(api, askingAgent, warmupKeys.next());
 
     // ---- sequential: rounds of bare start, ping execute, run ----
-    console.log(`[bench] sequential: ${settings.runs} rounds of bare start, ping execute and run...`);
+    console.log(`[bench] sequential: ${settings.runs} rounds of bare start, ping execute, bare run shape and run...`);
     const sequentialKeys = await api.keysFor(settings.runs);
     const bareStart = new Samples();
     const pingExec = new Samples();
+    const bareShape = new Samples();
     const firstEvent = new Samples();
     const completed = new Samples();
     let lastTimeline: Array<{ event: string; client_ms: number; server_ms: number }> = [];
     for (let i = 0; i < settings.runs; i++) {
       await bareStart.take(() => pingStart(platform));
       await pingExec.take(() => pingExecute(platform));
+      await bareShape.take(() => bareShapes.execute());
       const run = await timedRun(api, mathAgent, sequentialKeys.next()).catch((err: unknown) => err as Error);
       if (run instanceof Error) {
         firstEvent.fail(run);
@@ -130,8 +142,9 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
     }
 
     // ---- concurrent ----
-    console.log(`[bench] concurrent: ${settings.total} ping executes, then ${settings.total} runs, ${settings.concurrency} at a time...`);
+    console.log(`[bench] concurrent: ${settings.total} ping executes, ${settings.total} bare run shapes, then ${settings.total} runs, ${settings.concurrency} at a time...`);
     const pingConcurrent = await concurrently(settings.total, settings.concurrency, () => pingExecute(platform));
+    const bareShapeConcurrent = await concurrently(settings.total, settings.concurrency, () => bareShapes.execute());
     const concurrentKeys = await api.keysFor(settings.total);
     const runsConcurrent = await concurrently(settings.total, settings.concurrency, async () => {
       return (await timedRun(api, mathAgent, concurrentKeys.next())).completedMs;
@@ -193,6 +206,16 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
       description: `baseline: workflow.execute('ping'), ${settings.concurrency} in flight`,
       measures: 'execute called → result returned; completed_per_s over the wall time',
     });
+    const shape = bareShape.result({
+      name: 'temporal-execute-run-shape',
+      description: "second baseline: workflow.execute of a bare workflow of the run's shape, three activities (each a database query) in a row, on a bare worker",
+      measures: 'execute called → result returned',
+    });
+    const shapeConc = bareShapeConcurrent.result({
+      name: 'temporal-execute-run-shape-concurrent',
+      description: `second baseline: the same bare workflows, ${settings.concurrency} in flight`,
+      measures: 'execute called → result returned; completed_per_s over the wall time',
+    });
     return {
       database: platform.databaseKind,
       settings: {
@@ -215,9 +238,9 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
         event_types: checked.types,
         last_sequential_run_timeline: lastTimeline,
         api_keys_used: api.keysCreated,
-        sequential_order: 'rounds of temporal-start, temporal-execute, run (first event and completed from the same run)',
+        sequential_order: 'rounds of temporal-start, temporal-execute, temporal-execute-run-shape, run (first event and completed from the same run)',
       },
-      subjects: [fe, done, conc, next, answered, start, exec, execConc],
+      subjects: [fe, done, conc, next, answered, start, exec, execConc, shape, shapeConc],
       ratios: {
         run_first_event_p50_over_temporal_start_p50: ratio(fe.latency_p50_ms, start.latency_p50_ms),
         run_first_event_p99_over_temporal_start_p99: ratio(fe.latency_p99_ms, start.latency_p99_ms),
@@ -227,9 +250,12 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
         run_concurrent_p50_over_temporal_execute_concurrent_p50: ratio(conc.latency_p50_ms, execConc.latency_p50_ms),
         answer_next_event_p50_over_temporal_execute_p50: ratio(next.latency_p50_ms, exec.latency_p50_ms),
         answer_next_event_p99_over_temporal_execute_p99: ratio(next.latency_p99_ms, exec.latency_p99_ms),
+        run_completed_p50_over_run_shape_p50: ratio(done.latency_p50_ms, shape.latency_p50_ms),
+        runs_per_s_over_run_shapes_per_s: ratio(conc.completed_per_s ?? NaN, shapeConc.completed_per_s ?? NaN),
       },
     };
   } finally {
+    await bareShapes.stop().catch((err) => console.error('[bench] cleanup:', err));
     await bench.stop().catch((err) => console.error('[bench] cleanup:', err));
   }
 }

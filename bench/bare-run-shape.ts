@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import type { Db } from '../db/database.js';
+import type { Platform } from '../workers/platform.js';
+import type { bareRunShape } from './bare-run-shape-workflow.js';
+
+/**
+ * The runs benchmark's second baseline: Temporal running a workflow of a run's shape and nothing of the
+ * platform's. An agent run of the benchmark is three activities (two model turns and a tool call) with
+ * a workflow task after each; the first baseline, `ping`, is one activity. This one is three, each
+ * querying the database once as ping's does, on a worker of its own (the SDK's defaults, its own task
+ * queue) on the same server, so a run's ratio to it is what the platform adds to the work Temporal
+ * itself must do for that shape.
+ */
+export const BARE_RUN_SHAPE_TASK_QUEUE = 'bench-bare-run-shape';
+
+const WORKFLOWS_PATH = fileURLToPath(new URL('./bare-run-shape-workflow.js', import.meta.url));
+const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+
+export function bareRunShapeActivities(db: Db) {
+  return {
+    async bareStep(): Promise<number> {
+      await sql`select 1`.execute(db);
+      return 1;
+    },
+  };
+}
+
+export interface BareRunShapeWorker {
+  /** workflow.execute of one bare run shape, start to result, in ms. */
+  execute(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startBareRunShapeWorker(platform: Platform): Promise<BareRunShapeWorker> {
+  const connection = await NativeConnection.connect({ address: platform.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    namespace: platform.temporal.options.namespace,
+    taskQueue: BARE_RUN_SHAPE_TASK_QUEUE,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent }),
+    activities: bareRunShapeActivities(platform.db),
+  });
+  const running = worker.run();
+  return {
+    async execute() {
+      const t0 = performance.now();
+      const steps = await platform.temporal.workflow.execute<typeof bareRunShape>('bareRunShape', {
+        taskQueue: BARE_RUN_SHAPE_TASK_QUEUE,
+        workflowId: `bench-bare-run-shape-${randomUUID()}`,
+      });
+      if (steps !== 3) throw new Error(`bare run shape: ${steps} steps`);
+      return performance.now() - t0;
+    },
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
