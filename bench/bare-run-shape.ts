@@ -6,14 +6,7 @@ import type { Db } from '../db/database.js';
 import type { Platform } from '../workers/platform.js';
 import type { bareRunShape } from './bare-run-shape-workflow.js';
 
-/**
- * The runs benchmark's second baseline: Temporal running a workflow of a run's shape and nothing of the
- * platform's. An agent run of the benchmark is three activities (two model turns and a tool call) with
- * a workflow task after each; the first baseline, `ping`, is one activity. This one is three, each
- * querying the database once as ping's does, on a worker of its own (the SDK's defaults, its own task
- * queue) on the same server, so a run's ratio to it is what the platform adds to the work Temporal
- * itself must do for that shape.
- */
+/** The bare worker's own task queue: nothing of the platform polls it. */
 export const BARE_RUN_SHAPE_TASK_QUEUE = 'bench-bare-run-shape';
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('./bare-run-shape-workflow.js', import.meta.url));
@@ -34,6 +27,14 @@ export interface BareRunShapeWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * The runs benchmark's second baseline: Temporal running a workflow of a run's shape and nothing of the
+ * platform's. An agent run of the benchmark is three activities (two model turns and a tool call) with
+ * a workflow task after each; the first baseline, `ping`, is one activity. This one is three, each
+ * querying the database once as ping's does, on a worker of its own (the SDK's defaults, its own task
+ * queue) on the same server, so a run's ratio to it is what the platform adds to the work Temporal
+ * itself must do for that shape.
+ */
 export async function startBareRunShapeWorker(platform: Platform): Promise<BareRunShapeWorker> {
   const connection = await NativeConnection.connect({ address: platform.temporalAddress });
   const worker = await Worker.create({
