@@ -65,12 +65,7 @@ function dispatchFrom(routes: PlainRoute[], from: number, ctx: Koa.Context, next
     const { layer, handle } = routes[i]!;
     if (!layer.methods.includes(ctx.method) || !layer.match(path)) continue;
     ctx.params = layer.params(path, layer.captures(path), ctx.params);
-    // A promise whatever the handler does, as koa-compose gives: a rejection for a throw, not a throw.
-    try {
-      return Promise.resolve(handle(ctx, () => dispatchFrom(routes, i + 1, ctx, next)));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return promiseOf(() => handle(ctx, () => dispatchFrom(routes, i + 1, ctx, next)));
   }
   return next();
 }
@@ -78,9 +73,18 @@ function dispatchFrom(routes: PlainRoute[], from: number, ctx: Koa.Context, next
 /** The middlewares one after another, as `app.use` would run them, then `next`. */
 function inTurn(middlewares: Koa.Middleware[]): Koa.Middleware {
   return middlewares.reduceRight<Koa.Middleware>(
-    (rest, middleware) => (ctx, next) => middleware(ctx, () => rest(ctx, next)),
+    (rest, middleware) => (ctx, next) => promiseOf(() => middleware(ctx, () => rest(ctx, next))),
     (_ctx, next) => next(),
   );
+}
+
+/** A promise whatever a middleware does, as koa-compose gives: a rejection for a throw, not a throw. */
+function promiseOf(run: () => unknown): Promise<unknown> {
+  try {
+    return Promise.resolve(run());
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
 
 /** A path as @koa/router compares it by default: in any case, with or without one trailing slash. */

@@ -22,7 +22,7 @@ export function bareRunShapeActivities(db: Db) {
 }
 
 export interface BareRunShapeWorker {
-  /** workflow.execute of one bare run shape, start to result, in ms. */
+  /** workflow.execute of one bare run shape, start to result, in ms; one that outlasts the timeout fails. */
   execute(): Promise<number>;
   stop(): Promise<void>;
 }
@@ -35,30 +35,42 @@ export interface BareRunShapeWorker {
  * queue) on the same server, so a run's ratio to it is what the platform adds to the work Temporal
  * itself must do for that shape.
  */
-export async function startBareRunShapeWorker(platform: Platform): Promise<BareRunShapeWorker> {
+export async function startBareRunShapeWorker(platform: Platform, timeoutMs: number): Promise<BareRunShapeWorker> {
   const connection = await NativeConnection.connect({ address: platform.temporalAddress });
-  const worker = await Worker.create({
-    connection,
-    namespace: platform.temporal.options.namespace,
-    taskQueue: BARE_RUN_SHAPE_TASK_QUEUE,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent }),
-    activities: bareRunShapeActivities(platform.db),
-  });
-  const running = worker.run();
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      connection,
+      namespace: platform.temporal.options.namespace,
+      taskQueue: BARE_RUN_SHAPE_TASK_QUEUE,
+      workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent }),
+      activities: bareRunShapeActivities(platform.db),
+    });
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
+  // A worker that fails mid-benchmark makes its workflows time out; its error is reported by stop().
+  const running = worker.run().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   return {
     async execute() {
       const t0 = performance.now();
       const steps = await platform.temporal.workflow.execute<typeof bareRunShape>('bareRunShape', {
         taskQueue: BARE_RUN_SHAPE_TASK_QUEUE,
         workflowId: `bench-bare-run-shape-${randomUUID()}`,
+        workflowExecutionTimeout: timeoutMs,
       });
       if (steps !== 3) throw new Error(`bare run shape: ${steps} steps`);
       return performance.now() - t0;
     },
     async stop() {
-      worker.shutdown();
-      await running;
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      const failed = await running;
       await connection.close();
+      if (failed) throw failed;
     },
   };
 }

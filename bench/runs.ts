@@ -40,11 +40,13 @@ import { benchmarkWithSettings } from './with-settings.js';
  * - A SECOND BASELINE of the run's own shape (bench/bare-run-shape.ts): `workflow.execute` of a bare
  *   workflow of three activities in a row, each a database query, on a bare worker of its own —
  *   sequentially and at the runs' concurrency. Against ping the ratio counts the run's extra steps too;
- *   against this one it counts only what the platform adds to each step.
+ *   against this one, what the platform adds to the work Temporal does for a workflow of that shape
+ *   (its HTTP request and start, and the database writes of each step). It starts the ordinary way;
+ *   runs start eagerly (workers/platform.ts), a few milliseconds in their favour.
  *
  * Sequential samples are taken in rounds of one bare start, one ping execute, one bare run shape and one run, so drift in
- * the machine's load (other processes) hits platform and baselines alike. BENCH_RUN_WARMUP runs and
- * pings (default 5) and one answered run go first, unmeasured, after a checked run that must take the
+ * the machine's load (other processes) hits platform and baselines alike. BENCH_RUN_WARMUP runs,
+ * pings and bare run shapes (default 5) and one answered run go first, unmeasured, after a checked run that must take the
  * expected path.
  *
  * The run endpoint allows 60 requests per 60 s per API key, so every phase gets fresh standard keys
@@ -87,7 +89,7 @@ export const runs = benchmarkWithSettings(
 
 async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
   const bench = await startBenchPlatform('runs');
-  const bareShapes = await startBareRunShapeWorker(bench.platform).catch(async (err: unknown) => {
+  const bareShapes = await startBareRunShapeWorker(bench.platform, SAMPLE_TIMEOUT_MS).catch(async (err: unknown) => {
     await bench.stop();
     throw err;
   });
@@ -108,7 +110,7 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
     // ---- warm-up ----
     const warmupKeys = await api.keysFor(settings.warmup + 2);
     const checked = await checkRun(api, mathAgent, warmupKeys.next());
-    console.log(`[bench] warming up: ${settings.warmup} runs and pings, one answer...`);
+    console.log(`[bench] warming up: ${settings.warmup} runs, pings and bare run shapes, one answer...`);
     for (let i = 0; i < settings.warmup; i++) {
       await timedRun(api, mathAgent, warmupKeys.next());
       await pingExecute(platform);
@@ -117,7 +119,7 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
     }
     if (settings.warmup > 0) await answerRound(api, askingAgent, warmupKeys.next());
 
-    // ---- sequential: rounds of bare start, ping execute, run ----
+    // ---- sequential: rounds of bare start, ping execute, bare run shape, run ----
     console.log(`[bench] sequential: ${settings.runs} rounds of bare start, ping execute, bare run shape and run...`);
     const sequentialKeys = await api.keysFor(settings.runs);
     const bareStart = new Samples();

@@ -102,6 +102,12 @@ describe('routes by prefix', () => {
       router.get('/passes', (ctx) => {
         ctx.body = { reached: 'second' };
       });
+      // The same between the handlers of one route: the first can catch what the second throws.
+      router.get('/steps-sync', (ctx, next) => next().catch((err: Error) => {
+        ctx.body = { recovered: err.message };
+      }), () => {
+        throw new Error('thrown by the second handler');
+      });
       const app = new Koa();
       app.use(async (ctx, next) => {
         try {
@@ -118,6 +124,7 @@ describe('routes by prefix', () => {
         expect(thrown.status).to.equal(418);
         expect(await thrown.json()).to.deep.equal({ caught: 'thrown synchronously' });
         expect(await (await fetch(`${own.url}/passes`)).json()).to.deep.equal({ reached: 'second' });
+        expect(await (await fetch(`${own.url}/steps-sync`)).json()).to.deep.equal({ recovered: 'thrown by the second handler' });
       } finally {
         await own.close();
       }
