@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Db } from '../db/database.js';
 import type { Platform } from '../workers/platform.js';
+import { bundleWorkflows } from '../workers/workers.js';
 import type { bareRunShape } from './bare-run-shape-workflow.js';
 
 /** The bare worker's own task queue: nothing of the platform polls it. */
-export const BARE_RUN_SHAPE_TASK_QUEUE = 'bench-bare-run-shape';
+const BARE_RUN_SHAPE_TASK_QUEUE = 'bench-bare-run-shape';
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('./bare-run-shape-workflow.js', import.meta.url));
-const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 export function bareRunShapeActivities(db: Db) {
   return {
@@ -43,7 +43,7 @@ export async function startBareRunShapeWorker(platform: Platform, timeoutMs: num
       connection,
       namespace: platform.temporal.options.namespace,
       taskQueue: BARE_RUN_SHAPE_TASK_QUEUE,
-      workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent }),
+      workflowBundle: await bundleWorkflows(WORKFLOWS_PATH),
       activities: bareRunShapeActivities(platform.db),
     });
   } catch (err) {

@@ -44,10 +44,10 @@ import { benchmarkWithSettings } from './with-settings.js';
  *   (its HTTP request and start, and the database writes of each step). It starts the ordinary way;
  *   runs start eagerly (workers/platform.ts), a few milliseconds in their favour.
  *
- * Sequential samples are taken in rounds of one bare start, one ping execute, one bare run shape and one run, so drift in
- * the machine's load (other processes) hits platform and baselines alike. BENCH_RUN_WARMUP runs,
- * pings and bare run shapes (default 5) and one answered run go first, unmeasured, after a checked run that must take the
- * expected path.
+ * Sequential samples are taken in rounds of one bare start, one ping execute, one bare run shape and
+ * one run, so drift in the machine's load (other processes) hits platform and baselines alike.
+ * BENCH_RUN_WARMUP runs, pings and bare run shapes (default 5) and one answered run go first,
+ * unmeasured, after a checked run that must take the expected path.
  *
  * The run endpoint allows 60 requests per 60 s per API key, so every phase gets fresh standard keys
  * (POST /v1/api-keys), each used for at most KEY_USES runs, requests spread round-robin over them.

@@ -20,9 +20,12 @@ const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.js', import.met
 
 let runtimeInstalled = false;
 
-/** Bundles the workflow code once; every worker of the process (and the replays it runs) share the bundle. */
-export async function bundleWorkflows(): Promise<WorkflowBundle> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+/**
+ * Bundles the workflow code once; every worker of the process (and the replays it runs) share the
+ * bundle. Another module of workflows (a benchmark's) bundles the same way from its own path.
+ */
+export async function bundleWorkflows(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
 }
 
 /**
