@@ -22,6 +22,8 @@ export interface Platform {
   temporalUiUrl: string | undefined;
   db: Db;
   databaseKind: OpenDatabase['kind'];
+  /** LISTEN on the database: what the API's live streams are told of new events by. */
+  listen: OpenDatabase['listen'];
   temporal: Client;
   /** The client the API starts runs with: on the workers' connection when they run in this process (eager start). */
   runStarter: Client;
@@ -97,6 +99,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       temporalUiUrl: devServer?.uiUrl,
       db: database.db,
       databaseKind: database.kind,
+      listen: database.listen,
       temporal: deps.temporal,
       runStarter: deps.runStarter,
       workflowBundle: async () => bundle,
