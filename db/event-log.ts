@@ -28,9 +28,10 @@ export interface NewLogEvent {
  * appenders queue rather than collide. Listeners are notified on commit.
  *
  * One statement, whatever the number of events: the dedupe check, the counter, the insert and the
- * NOTIFY were four round trips each, a quarter of a run's statements (docs/performance.md). A retry
- * racing its first attempt with the same key can pass the check, as before; the log's unique index on
- * the key then refuses its insert and the retry's retry finds the event.
+ * NOTIFY were four round trips, a quarter of a run's statements (docs/performance.md). A retry racing
+ * its first attempt with the same key can pass the check (it reads the statement's snapshot, taken
+ * before the row lock), as before: the log's unique index on the key then refuses the later insert,
+ * and that write's next attempt skips the event.
  */
 export async function appendEvents(tx: TenantTx, log: EventLog, tenantId: string, parentId: string, events: NewLogEvent[]): Promise<number[]> {
   if (events.length === 0) return [];
@@ -42,11 +43,14 @@ export async function appendEvents(tx: TenantTx, log: EventLog, tenantId: string
       select e.i, e.type, e.data, e.dedupe_key, row_number() over (order by e.i) as n, count(*) over () as total
       from jsonb_to_recordset(${batch}::jsonb) as e(i int, type text, data jsonb, dedupe_key text)
       where e.dedupe_key is null
-         or not exists (select 1 from ${table} logged where logged.${parentColumn} = ${parentId} and logged.dedupe_key = e.dedupe_key)
+         or not exists (
+           select 1 from ${table} logged
+           where logged.${parentColumn} = ${parentId} and logged.tenant_id = ${tenantId} and logged.dedupe_key = e.dedupe_key
+         )
     ),
     counter as (
       update ${sql.table(log.parentTable)} set last_event_seq = last_event_seq + (select count(*) from fresh)
-      where id = ${parentId} and exists (select 1 from fresh)
+      where id = ${parentId} and tenant_id = ${tenantId} and exists (select 1 from fresh)
       returning last_event_seq
     ),
     appended as (
@@ -56,6 +60,7 @@ export async function appendEvents(tx: TenantTx, log: EventLog, tenantId: string
       returning seq
     ),
     notified as (select pg_notify(${log.channel}, ${parentId}) from appended limit 1)
+    -- A CTE that is not data-modifying runs only if referenced: hence "notified" below.
     select (select count(*) from fresh)::int as fresh,
            array(select seq from appended order by seq) as seqs,
            (select count(*) from notified) as notified
