@@ -11,7 +11,8 @@ import { testPlatform } from './support/global.js';
  * The event logs' append (db/event-log.ts), one statement per call: numbering without gaps, the dedupe
  * keys that make an activity's retry harmless, the NOTIFY at commit, and what it refuses. Runs are
  * queued through the repository and never started, so each test decides what the log holds (seq 1 is
- * the run's `run.created`).
+ * the run's `run.created`). On PGlite (one connection) concurrent appenders take turns; only Postgres
+ * makes them wait on the run's row.
  */
 describe('event logs: appending', () => {
   let tenant: TestTenant;
@@ -70,6 +71,12 @@ describe('event logs: appending', () => {
       ['unkeyed', null],
       ['three', 'k3'],
     ]);
+    // Within one transaction, a later write sees the earlier one's keys.
+    const inOneTransaction = await withTenant(testPlatform().db, tenant.tenantId, async (tx) => [
+      await appendRunEvents(tx, tenant.tenantId, runId, [delta('four', 'k4')]),
+      await appendRunEvents(tx, tenant.tenantId, runId, [delta('four again', 'k4'), delta('five')]),
+    ]);
+    expect(inOneTransaction).to.deep.equal([[6], [7]]);
     // Keys are per run: another run's log takes the same key.
     expect(await append(await queuedRun(), [delta('one', 'k1')])).to.deep.equal([2]);
   });
@@ -86,7 +93,8 @@ describe('event logs: appending', () => {
     const runId = await queuedRun();
     const marker = await queuedRun();
     const heard: string[] = [];
-    const unlisten = await testPlatform().listen(RUN_EVENTS_CHANNEL, (id) => heard.push(id));
+    // Other tests' runs share the channel: only these two runs' notifications are counted.
+    const unlisten = await testPlatform().listen(RUN_EVENTS_CHANNEL, (id) => [runId, marker].includes(id) && heard.push(id));
     try {
       await append(runId, [delta('x', 'once'), delta('y')]);
       await until(() => heard.includes(runId));
