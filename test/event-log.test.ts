@@ -6,6 +6,7 @@ import { publishAgent, scriptedGraph } from './support/agents.js';
 import { newTenant, type TestTenant } from './support/api.js';
 import { failure } from './support/failure.js';
 import { testPlatform } from './support/global.js';
+import { until } from './support/until.js';
 
 /**
  * The event logs' append (db/event-log.ts), one statement per call: numbering without gaps, the dedupe
@@ -126,11 +127,3 @@ describe('event logs: appending', () => {
     expect(await counterOf(runId)).to.equal(1);
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

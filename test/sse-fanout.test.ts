@@ -10,6 +10,7 @@ import { newTenant, type TestTenant } from './support/api.js';
 import { publishAgent, scriptedGraph } from './support/agents.js';
 import { testPlatform } from './support/global.js';
 import { stream, type SseFrame, type SseResponse } from './support/sse.js';
+import { until } from './support/until.js';
 
 /**
  * The live streams' fan-out (api/log-feed.ts): every stream of a run in the API process shares one reader
@@ -140,12 +141,4 @@ function ids(response: SseResponse): number[] {
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
-}
-
-async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
