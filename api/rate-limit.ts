@@ -19,16 +19,26 @@ export const RUN_RATE_LIMIT: RateLimit = { bucket: 'runs', limit: 60, windowSeco
  */
 export async function takeRateLimitToken(tx: TenantTx, tenantId: string, keyId: string, limit: RateLimit): Promise<Record<string, string>> {
   // One counter per key at a time: concurrent requests of the same key queue here instead of all passing.
+  // A statement of its own, so that the count below (whose snapshot is taken when it starts) reads after it.
   await sql`select pg_advisory_xact_lock(hashtextextended(${`${limit.bucket}:${keyId}`}, 0))`.execute(tx);
+  // The expired hits deleted, the live ones counted and this request's taken if under the limit: one
+  // statement where there were three, each round trip time before a run's first event (docs/performance.md).
+  // Its parts share one snapshot: the count sees the expired rows too, hence its own window condition.
   const windowStart = sql<Date>`now() - make_interval(secs => ${limit.windowSeconds})`;
-  await tx.deleteFrom('rate_limit_hits').where('key_id', '=', keyId).where('bucket', '=', limit.bucket).where('at', '<=', windowStart).execute();
-  const { count, oldest, now } = await tx
-    .selectFrom('rate_limit_hits')
-    .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('at').as('oldest'), sql<Date>`now()`.as('now')])
-    .where('key_id', '=', keyId)
-    .where('bucket', '=', limit.bucket)
-    .executeTakeFirstOrThrow();
-  const used = Number(count);
+  const { rows } = await sql<{ count: number; oldest: Date | null; now: Date }>`
+    with expired as (
+      delete from rate_limit_hits where key_id = ${keyId} and bucket = ${limit.bucket} and at <= ${windowStart}
+    ),
+    live as (
+      select count(*)::int as count, min(at) as oldest from rate_limit_hits
+      where key_id = ${keyId} and bucket = ${limit.bucket} and at > ${windowStart}
+    ),
+    taken as (
+      insert into rate_limit_hits (tenant_id, key_id, bucket) select ${tenantId}, ${keyId}, ${limit.bucket} from live where count < ${limit.limit}
+    )
+    select count, oldest, now() as now from live
+  `.execute(tx);
+  const { count: used, oldest, now } = rows[0]!;
   const resetSeconds = oldest ? Math.max(1, Math.ceil((oldest.getTime() + limit.windowSeconds * 1000 - now.getTime()) / 1000)) : limit.windowSeconds;
   if (used >= limit.limit) {
     throw new ApiError('rate_limited', `rate limit of ${limit.limit} requests per ${limit.windowSeconds} s exceeded; retry in ${resetSeconds} s`, {}, {
@@ -36,7 +46,6 @@ export async function takeRateLimitToken(tx: TenantTx, tenantId: string, keyId: 
       ...headers(limit, 0, resetSeconds),
     });
   }
-  await tx.insertInto('rate_limit_hits').values({ tenant_id: tenantId, key_id: keyId, bucket: limit.bucket }).execute();
   return headers(limit, limit.limit - used - 1, resetSeconds);
 }
 

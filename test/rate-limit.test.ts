@@ -1,5 +1,11 @@
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import type { ApiError } from '../api/errors.js';
+import { takeRateLimitToken } from '../api/rate-limit.js';
+import { withTenant } from '../db/tenant-transaction.js';
 import { call, newTenant } from './support/api.js';
+import { failure } from './support/failure.js';
+import { testPlatform } from './support/global.js';
 
 describe('run rate limit', () => {
   it('takes 60 run requests per 60 s per key, and answers the 61st with 429 and Retry-After', async () => {
@@ -23,5 +29,41 @@ describe('run rate limit', () => {
     // Per key: the workspace's other key still gets through, and other endpoints are not limited.
     expect((await call('POST', `/v1/agents/${agent}/runs`, { key: standardKey, body: { input: 'other key' } })).status).to.equal(409);
     expect((await call('GET', '/v1/agents', { key })).status).to.equal(200);
+  });
+});
+
+describe('rate limit window (takeRateLimitToken)', () => {
+  const limit = { bucket: 'test-window', limit: 3, windowSeconds: 1 };
+  let tenantId: string;
+
+  before(async () => {
+    tenantId = (await newTenant('window')).tenantId;
+  });
+
+  const take = (keyId: string) => withTenant(testPlatform().db, tenantId, (tx) => takeRateLimitToken(tx, tenantId, keyId, limit));
+  const stored = async (keyId: string) =>
+    (await testPlatform().db.selectFrom('rate_limit_hits').select('at').where('key_id', '=', keyId).where('bucket', '=', limit.bucket).execute()).length;
+
+  it('counts down, refuses at the limit without counting the refusal, and forgets hits once they leave the window', async () => {
+    const keyId = `key_${randomUUID()}`;
+    const remaining = [];
+    for (let i = 0; i < 3; i++) remaining.push((await take(keyId))['RateLimit-Remaining']);
+    expect(remaining).to.deep.equal(['2', '1', '0']);
+    const refused = (await failure(take(keyId))) as ApiError;
+    expect(refused.code).to.equal('rate_limited');
+    expect(await stored(keyId)).to.equal(3);
+
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // The window has passed: the next request is the first of a new one, and the old hits are gone.
+    expect((await take(keyId))['RateLimit-Remaining']).to.equal('2');
+    expect(await stored(keyId)).to.equal(1);
+  });
+
+  it('lets exactly the limit through when one key sends many requests at once', async () => {
+    const keyId = `key_${randomUUID()}`;
+    const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => take(keyId)));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(3);
+    for (const o of outcomes) if (o.status === 'rejected') expect((o.reason as ApiError).code).to.equal('rate_limited');
+    expect(await stored(keyId)).to.equal(3);
   });
 });
