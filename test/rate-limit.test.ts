@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { ApiError } from '../api/errors.js';
 import { takeRateLimitToken } from '../api/rate-limit.js';
 import { withTenant } from '../db/tenant-transaction.js';
@@ -33,7 +34,7 @@ describe('run rate limit', () => {
 });
 
 describe('rate limit window (takeRateLimitToken)', () => {
-  const limit = { bucket: 'test-window', limit: 3, windowSeconds: 1 };
+  const limit = { bucket: 'test-window', limit: 3, windowSeconds: 60 };
   let tenantId: string;
 
   before(async () => {
@@ -41,24 +42,35 @@ describe('rate limit window (takeRateLimitToken)', () => {
   });
 
   const take = (keyId: string) => withTenant(testPlatform().db, tenantId, (tx) => takeRateLimitToken(tx, tenantId, keyId, limit));
-  const stored = async (keyId: string) =>
-    (await testPlatform().db.selectFrom('rate_limit_hits').select('at').where('key_id', '=', keyId).where('bucket', '=', limit.bucket).execute()).length;
+  const hits = (keyId: string) => testPlatform().db.selectFrom('rate_limit_hits').where('key_id', '=', keyId).where('bucket', '=', limit.bucket);
+  const stored = async (keyId: string) => (await hits(keyId).select('at').execute()).length;
+  /** Moves the key's hits back in time, as if they had been taken `seconds` earlier. */
+  const age = (keyId: string, seconds: number) =>
+    testPlatform().db.updateTable('rate_limit_hits').set({ at: sql`at - make_interval(secs => ${seconds})` }).where('key_id', '=', keyId).where('bucket', '=', limit.bucket).execute();
 
   it('counts down, refuses at the limit without counting the refusal, and forgets hits once they leave the window', async () => {
     const keyId = `key_${randomUUID()}`;
     const remaining = [];
     for (let i = 0; i < 3; i++) remaining.push((await take(keyId))['RateLimit-Remaining']);
     expect(remaining).to.deep.equal(['2', '1', '0']);
-    const refused = (await failure(take(keyId))) as ApiError;
-    expect(refused.code).to.equal('rate_limited');
+    // Refused in a transaction that goes on to commit: the refusal itself stores nothing.
+    const refused = await withTenant(testPlatform().db, tenantId, (tx) => failure(takeRateLimitToken(tx, tenantId, keyId, limit)));
+    expect((refused as ApiError).code).to.equal('rate_limited');
+    expect(Number((refused as ApiError).headers['Retry-After'])).to.be.within(58, 60);
     expect(await stored(keyId)).to.equal(3);
 
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    // The window has passed: the next request is the first of a new one, and the old hits are gone.
+    // A minute on, the window holds none of them: the next request is the first of a new one, and the old hits are gone.
+    await age(keyId, 61);
     expect((await take(keyId))['RateLimit-Remaining']).to.equal('2');
     expect(await stored(keyId)).to.equal(1);
+    // Half a minute on, that hit still counts, and the window resets when it leaves.
+    await age(keyId, 30);
+    const headers = await take(keyId);
+    expect(headers['RateLimit-Remaining']).to.equal('1');
+    expect(Number(headers['RateLimit-Reset'])).to.be.within(29, 31);
   });
 
+  // On PGlite (one connection) the requests take turns; only Postgres makes them wait on the lock.
   it('lets exactly the limit through when one key sends many requests at once', async () => {
     const keyId = `key_${randomUUID()}`;
     const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => take(keyId)));
