@@ -22,7 +22,7 @@ export async function takeRateLimitToken(tx: TenantTx, tenantId: string, keyId: 
   // A statement of its own, so that the count below (whose snapshot is taken when it starts) reads after it.
   await sql`select pg_advisory_xact_lock(hashtextextended(${`${limit.bucket}:${keyId}`}, 0))`.execute(tx);
   // The expired hits deleted, the live ones counted and this request's taken if under the limit: one
-  // statement where there were three, each round trip time before a run's first event (docs/performance.md).
+  // statement where there were three, as each round trip delays a run's first event (docs/performance.md).
   // Its parts share one snapshot: the count sees the expired rows too, hence its own window condition.
   const windowStart = sql<Date>`now() - make_interval(secs => ${limit.windowSeconds})`;
   const { rows } = await sql<{ count: number; oldest: Date | null; now: Date }>`
