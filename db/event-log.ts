@@ -18,7 +18,7 @@ export interface EventLog {
 export interface NewLogEvent {
   type: string;
   data: Record<string, unknown>;
-  /** Makes the append idempotent: an event whose key is already in the log is skipped (activity retries). */
+  /** Makes the append idempotent: an event whose key is already in the log, or earlier in its batch, is skipped (activity retries). */
   dedupeKey?: string;
 }
 
@@ -34,8 +34,10 @@ export interface NewLogEvent {
  * and that write's next attempt skips the event.
  */
 export async function appendEvents(tx: TenantTx, log: EventLog, tenantId: string, parentId: string, events: NewLogEvent[]): Promise<number[]> {
-  if (events.length === 0) return [];
-  const batch = JSON.stringify(events.map((event, i) => ({ i, type: event.type, data: event.data, dedupe_key: event.dedupeKey ?? null })));
+  // A key twice in one batch: the first is the event, the second a duplicate of it (the log's unique index would refuse both).
+  const firsts = events.filter((event, i) => !event.dedupeKey || events.findIndex((other) => other.dedupeKey === event.dedupeKey) === i);
+  if (firsts.length === 0) return [];
+  const batch = JSON.stringify(firsts.map((event, i) => ({ i, type: event.type, data: event.data, dedupe_key: event.dedupeKey ?? null })));
   const table = sql.table(log.table);
   const parentColumn = sql.ref(log.parentColumn);
   const { rows } = await sql<{ fresh: number; seqs: number[] }>`

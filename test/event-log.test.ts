@@ -72,12 +72,15 @@ describe('event logs: appending', () => {
       ['unkeyed', null],
       ['three', 'k3'],
     ]);
+    // A key twice in one batch: the first occurrence is appended, the second skipped.
+    expect(await append(runId, [delta('first', 'twice'), delta('second', 'twice')])).to.deep.equal([6]);
+    expect((await logOf(runId)).at(-1)).to.include({ seq: 6, key: 'twice' }).and.nested.include({ 'data.delta': 'first' });
     // Within one transaction, a later write sees the earlier one's keys.
     const inOneTransaction = await withTenant(testPlatform().db, tenant.tenantId, async (tx) => [
       await appendRunEvents(tx, tenant.tenantId, runId, [delta('four', 'k4')]),
       await appendRunEvents(tx, tenant.tenantId, runId, [delta('four again', 'k4'), delta('five')]),
     ]);
-    expect(inOneTransaction).to.deep.equal([[6], [7]]);
+    expect(inOneTransaction).to.deep.equal([[7], [8]]);
     // Keys are per run: another run's log takes the same key.
     expect(await append(await queuedRun(), [delta('one', 'k1')])).to.deep.equal([2]);
   });
