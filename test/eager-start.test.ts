@@ -7,13 +7,12 @@ import { serviceConfigFromEnv } from '../api/config.js';
 import { startsEagerly } from '../activities/eager-start.js';
 import { startAgentRunWorkflow } from '../activities/runs/start-run-workflow.js';
 import { databaseConfigFromEnv, type DatabaseConfig } from '../db/config.js';
-import { createQueuedRun } from '../db/runs.js';
 import { createTenant } from '../db/tenants.js';
-import { withTenant } from '../db/tenant-transaction.js';
 import { startPlatform, type Platform } from '../workers/platform.js';
 import { scriptedGraph } from './support/agents.js';
 import { testPlatform } from './support/global.js';
 import { freePort } from './support/ports.js';
+import { recordQueuedRun } from './support/recorded-run.js';
 
 /**
  * The one-process platform (`npm start`) starts runs with a client on its workers' connection, so a
@@ -89,9 +88,8 @@ describe('eager start of runs in the one-process platform', function () {
   }
 
   async function recordedRun(): Promise<{ tenantId: string; runId: string; agentId: string; source: 'api' }> {
-    const queued = await withTenant(platform.db, tenantId, (tx) => createQueuedRun(tx, { tenantId, agentId, input: 'hello', source: 'api' }));
-    if (!queued.queued) throw new Error(queued.reason);
-    return { tenantId, runId: queued.runId, agentId, source: 'api' };
+    const runId = await recordQueuedRun(platform.db, { tenantId, agentId, input: 'hello', source: 'api' });
+    return { tenantId, runId, agentId, source: 'api' };
   }
 
   /** A run of the asker started through the API, read to its pause. */

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { appendRunEvents, appendRunEventsNow, readRunEvents, RUN_EVENTS_CHANNEL, type NewRunEvent } from '../db/run-events.js';
-import { createQueuedRun } from '../db/runs.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import { publishAgent, scriptedGraph } from './support/agents.js';
 import { newTenant, type TestTenant } from './support/api.js';
 import { failure } from './support/failure.js';
 import { testPlatform } from './support/global.js';
+import { recordQueuedRun } from './support/recorded-run.js';
 import { until } from './support/until.js';
 
 /**
@@ -24,11 +24,7 @@ describe('event logs: appending', () => {
     agentId = await publishAgent(tenant.key, 'event-log', scriptedGraph([{ text: 'never run' }]));
   });
 
-  async function queuedRun(t = tenant, agent = agentId): Promise<string> {
-    const queued = await withTenant(testPlatform().db, t.tenantId, (tx) => createQueuedRun(tx, { tenantId: t.tenantId, agentId: agent, input: 'x', source: 'api' }));
-    if (!queued.queued) throw new Error(queued.reason);
-    return queued.runId;
-  }
+  const queuedRun = () => recordQueuedRun(testPlatform().db, { tenantId: tenant.tenantId, agentId, input: 'x', source: 'api' });
 
   const append = (runId: string, events: NewRunEvent[], t = tenant) => appendRunEventsNow(testPlatform().db, t.tenantId, runId, events);
   const delta = (text: string, dedupeKey?: string): NewRunEvent => ({ type: 'message.delta', data: { delta: text }, ...(dedupeKey && { dedupeKey }) });

@@ -10,7 +10,7 @@ import { findPublishedVersion } from '../db/agents.js';
 import { insertDocument } from '../db/documents.js';
 import { insertExperiment } from '../db/experiments.js';
 import { findKnowledgeBaseByName } from '../db/knowledge-bases.js';
-import { createQueuedRun, type NewRun } from '../db/runs.js';
+import type { NewRun } from '../db/runs.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import { GIVE_UP_AFTER_MS, sweepStrandedWork, STRANDED_AFTER_MS, type SweepCursors, type SweepOutcome } from '../workers/stranded-work/sweep.js';
 import { publishAgent, scriptedGraph } from './support/agents.js';
@@ -20,6 +20,7 @@ import { settledDocument } from './support/documents.js';
 import { addCases, createSuite, finishedExperiment } from './support/evals.js';
 import { testPlatform } from './support/global.js';
 import { startApiProcess, type ApiProcess } from './support/platform-processes.js';
+import { recordQueuedRun } from './support/recorded-run.js';
 import { stream } from './support/sse.js';
 
 /** One whole sweep: page after page of each kind until every cursor is back at the start. */
@@ -55,9 +56,7 @@ describe('stranded work: records whose workflow was never started', function () 
 
   /** A run recorded as POST /v1/agents/{id}/runs records it, without its workflow. */
   async function recordedRun(extra: Partial<NewRun> = {}): Promise<string> {
-    const queued = await withTenant(testPlatform().db, tenant.tenantId, (tx) => createQueuedRun(tx, { tenantId: tenant.tenantId, agentId, input: 'hello', source: 'api', ...extra }));
-    if (!queued.queued) throw new Error(queued.reason);
-    return queued.runId;
+    return recordQueuedRun(testPlatform().db, { tenantId: tenant.tenantId, agentId, input: 'hello', source: 'api', ...extra });
   }
 
   /** A document recorded as a large text upload is recorded for the background conversion, without its workflow. */
