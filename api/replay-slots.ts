@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { releaseLease, takeLease } from '../db/rate-limit-hits.js';
 import type { TenantTx } from '../db/tenant-transaction.js';
 import { ApiError } from './errors.js';
 
@@ -9,7 +9,7 @@ import { ApiError } from './errors.js';
  */
 export const REPLAY_SLOTS_PER_TENANT = 2;
 
-/** Rows of `rate_limit_hits` in this bucket are leases: one per replay in flight, its workflow id as key. */
+/** The leases' bucket in `rate_limit_hits`: one lease per replay in flight, its workflow id as key. */
 const BUCKET = 'replay-slots';
 
 /** A full workspace is told to come back in this many seconds (a replay takes seconds). */
@@ -21,21 +21,7 @@ const RETRY_AFTER_SECONDS = 5;
  * one does not keep the slot.
  */
 export async function takeReplaySlot(tx: TenantTx, tenantId: string, leaseId: string, leaseSeconds: number): Promise<void> {
-  // Concurrent requests of one workspace take their turn here instead of all counting the same free slot.
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`${BUCKET}:${tenantId}`}, 0))`.execute(tx);
-  await tx
-    .deleteFrom('rate_limit_hits')
-    .where('tenant_id', '=', tenantId)
-    .where('bucket', '=', BUCKET)
-    .where('at', '<=', sql<Date>`now() - make_interval(secs => ${leaseSeconds})`)
-    .execute();
-  const { count } = await tx
-    .selectFrom('rate_limit_hits')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('tenant_id', '=', tenantId)
-    .where('bucket', '=', BUCKET)
-    .executeTakeFirstOrThrow();
-  if (Number(count) >= REPLAY_SLOTS_PER_TENANT) {
+  if (!(await takeLease(tx, tenantId, BUCKET, leaseId, REPLAY_SLOTS_PER_TENANT, leaseSeconds))) {
     throw new ApiError(
       'rate_limited',
       `this workspace already has ${REPLAY_SLOTS_PER_TENANT} replays queued or running; retry when one has finished`,
@@ -43,9 +29,8 @@ export async function takeReplaySlot(tx: TenantTx, tenantId: string, leaseId: st
       { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     );
   }
-  await tx.insertInto('rate_limit_hits').values({ tenant_id: tenantId, key_id: leaseId, bucket: BUCKET }).execute();
 }
 
 export async function releaseReplaySlot(tx: TenantTx, tenantId: string, leaseId: string): Promise<void> {
-  await tx.deleteFrom('rate_limit_hits').where('tenant_id', '=', tenantId).where('bucket', '=', BUCKET).where('key_id', '=', leaseId).execute();
+  await releaseLease(tx, tenantId, BUCKET, leaseId);
 }
