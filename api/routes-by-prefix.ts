@@ -18,7 +18,7 @@ import type Koa from 'koa';
  * one. The first whose method and pattern match runs with `ctx.params` set as @koa/router sets it (the
  * match's other fields, `ctx.captures`, `ctx.routerPath` and the like, are not set), and its `next`
  * offers the request to the routes after it, then to the middleware after this one: what the routers
- * mounted one after another would do. Paths match regardless of case and of a trailing slash, as
+ * mounted one after another would do (and, as there, a second call of a `next` is refused). Paths match regardless of case and of a trailing slash, as
  * @koa/router matches by default. Routers with a prefix, a host, the `exclusive` or `routerPath`
  * options, `use` middleware or `param` handlers are refused: dispatching those is @koa/router's job.
  * Routes are read once, here: one added to a router afterwards is never offered a request.
@@ -65,7 +65,7 @@ function dispatchFrom(routes: PlainRoute[], from: number, ctx: Koa.Context, next
     const { layer, handle } = routes[i]!;
     if (!layer.methods.includes(ctx.method) || !layer.match(path)) continue;
     ctx.params = layer.params(path, layer.captures(path), ctx.params);
-    return promiseOf(() => handle(ctx, () => dispatchFrom(routes, i + 1, ctx, next)));
+    return promiseOf(() => handle(ctx, once(() => dispatchFrom(routes, i + 1, ctx, next))));
   }
   return next();
 }
@@ -73,9 +73,22 @@ function dispatchFrom(routes: PlainRoute[], from: number, ctx: Koa.Context, next
 /** The middlewares one after another, as `app.use` would run them, then `next`. */
 function inTurn(middlewares: Koa.Middleware[]): Koa.Middleware {
   return middlewares.reduceRight<Koa.Middleware>(
-    (rest, middleware) => (ctx, next) => promiseOf(() => middleware(ctx, () => rest(ctx, next))),
+    (rest, middleware) => (ctx, next) => promiseOf(() => middleware(ctx, once(() => rest(ctx, next)))),
     (_ctx, next) => next(),
   );
+}
+
+/**
+ * A middleware's `next`, refused the second time as koa-compose refuses it: called twice it would run
+ * the routes (and the middleware) after it twice, writing one response two ways.
+ */
+function once(next: () => Promise<unknown>): () => Promise<unknown> {
+  let called = false;
+  return () => {
+    if (called) return Promise.reject(new Error('next() called multiple times'));
+    called = true;
+    return next();
+  };
 }
 
 /** A promise whatever a middleware does, as koa-compose gives: a rejection for a throw, not a throw. */

@@ -148,6 +148,45 @@ describe('routes by prefix', () => {
       }
     });
 
+    it('refuses a second call of next(), between routes and between the handlers of one route, as koa-compose does', async () => {
+      let laterRuns = 0;
+      const router = new Router();
+      router.get('/twice', async (_ctx, next) => {
+        await next();
+        await next();
+      });
+      router.get('/twice', () => {
+        laterRuns++;
+      });
+      router.get('/twice-within', async (_ctx, next) => {
+        await next();
+        await next();
+      }, () => {
+        laterRuns++;
+      });
+      const app = new Koa();
+      app.use(async (ctx, next) => {
+        try {
+          await next();
+        } catch (err) {
+          ctx.status = 500;
+          ctx.body = { caught: (err as Error).message };
+        }
+      });
+      app.use(routesByPrefix([router]));
+      const own = await listen(app, '127.0.0.1', 0);
+      try {
+        for (const path of ['/twice', '/twice-within']) {
+          const response = await fetch(`${own.url}${path}`);
+          expect(response.status).to.equal(500);
+          expect(await response.json()).to.deep.equal({ caught: 'next() called multiple times' });
+        }
+        expect(laterRuns).to.equal(2);
+      } finally {
+        await own.close();
+      }
+    });
+
     it('refuses a router with a route that has no literal first segment', () => {
       const router = new Router();
       router.get('/:anything', () => undefined);
