@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { isDatabaseReachable, type Db } from '../db/database.js';
 import type { Platform } from '../workers/platform.js';
@@ -23,6 +24,9 @@ export function bareRunShapeActivities(db: Db) {
 export interface BareRunShapeWorker {
   /** workflow.execute of one bare run shape, start to result, in ms; one that outlasts the timeout fails. */
   execute(): Promise<number>;
+  /** How many executes so far, and how many of them had their first workflow task in the start's reply. */
+  starts(): number;
+  eagerStarts(): number;
   stop(): Promise<void>;
 }
 
@@ -49,6 +53,10 @@ export async function startBareRunShapeWorker(platform: Platform, timeoutMs: num
     await connection.close();
     throw err;
   }
+  // Started as runs are: eagerly, by a client on the connection its worker polls on (activities/eager-start.ts).
+  const client = new Client({ connection, namespace: platform.temporal.options.namespace });
+  let starts = 0;
+  let eagerStarts = 0;
   // A worker that fails mid-benchmark makes its workflows time out; its error is reported by stop().
   const running = worker.run().then(
     () => undefined,
@@ -57,14 +65,20 @@ export async function startBareRunShapeWorker(platform: Platform, timeoutMs: num
   return {
     async execute() {
       const t0 = performance.now();
-      const steps = await platform.temporal.workflow.execute<typeof bareRunShape>('bareRunShape', {
+      const handle = await client.workflow.start<typeof bareRunShape>('bareRunShape', {
         taskQueue: BARE_RUN_SHAPE_TASK_QUEUE,
+        requestEagerStart: true,
         workflowId: `bench-bare-run-shape-${randomUUID()}`,
         workflowExecutionTimeout: timeoutMs,
       });
+      starts++;
+      if (handle.eagerlyStarted) eagerStarts++;
+      const steps = await handle.result();
       if (steps !== 3) throw new Error(`bare run shape: ${steps} steps`);
       return performance.now() - t0;
     },
+    starts: () => starts,
+    eagerStarts: () => eagerStarts,
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       const failed = await running;

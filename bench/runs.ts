@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startsEagerly } from '../activities/eager-start.js';
 import { TERMINAL_EVENTS } from '../db/runs.js';
 import { AGENT_RUN_TASK_QUEUE } from '../workflows/agent-run-api.js';
 import { PING_WORKFLOW_TYPE } from '../workflows/ping-api.js';
@@ -41,8 +42,9 @@ import { benchmarkWithSettings } from './with-settings.js';
  *   workflow of three activities in a row, each a database query, on a bare worker of its own —
  *   sequentially and at the runs' concurrency. Against ping the ratio counts the run's extra steps too;
  *   against this one, what the platform adds to the work Temporal does for a workflow of that shape
- *   (its HTTP request and start, and the database writes of each step). It starts the ordinary way;
- *   runs start eagerly (workers/platform.ts), a few milliseconds in their favour.
+ *   (its HTTP request and start, and the database writes of each step).
+ *   Every baseline starts its workflows as runs start (workers/platform.ts): eagerly, its first
+ *   workflow task handed to the worker in the start's reply, from a client on that worker's connection.
  *
  * Sequential samples are taken in rounds of one bare start, one ping execute, one bare run shape and
  * one run, so drift in the machine's load (other processes) hits platform and baselines alike.
@@ -110,11 +112,12 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
     // ---- warm-up ----
     const warmupKeys = await api.keysFor(settings.warmup + 2);
     const checked = await checkRun(api, mathAgent, warmupKeys.next());
+    const pings = new Pings(platform);
     console.log(`[bench] warming up: ${settings.warmup} runs, pings and bare run shapes, one answer...`);
     for (let i = 0; i < settings.warmup; i++) {
       await timedRun(api, mathAgent, warmupKeys.next());
-      await pingExecute(platform);
-      await pingStart(platform);
+      await pings.execute();
+      await pings.start();
       await bareShapes.execute();
     }
     if (settings.warmup > 0) await answerRound(api, askingAgent, warmupKeys.next());
@@ -129,8 +132,8 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
     const completed = new Samples();
     let lastTimeline: Array<{ event: string; client_ms: number; server_ms: number }> = [];
     for (let i = 0; i < settings.runs; i++) {
-      await bareStart.take(() => pingStart(platform));
-      await pingExec.take(() => pingExecute(platform));
+      await bareStart.take(() => pings.start());
+      await pingExec.take(() => pings.execute());
       await bareShape.take(() => bareShapes.execute());
       const run = await timedRun(api, mathAgent, sequentialKeys.next()).catch((err: unknown) => err as Error);
       if (run instanceof Error) {
@@ -145,7 +148,7 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
 
     // ---- concurrent ----
     console.log(`[bench] concurrent: ${settings.total} ping executes, ${settings.total} bare run shapes, then ${settings.total} runs, ${settings.concurrency} at a time...`);
-    const pingConcurrent = await concurrently(settings.total, settings.concurrency, () => pingExecute(platform));
+    const pingConcurrent = await concurrently(settings.total, settings.concurrency, () => pings.execute());
     const bareShapeConcurrent = await concurrently(settings.total, settings.concurrency, () => bareShapes.execute());
     const concurrentKeys = await api.keysFor(settings.total);
     const runsConcurrent = await concurrently(settings.total, settings.concurrency, async () => {
@@ -241,6 +244,9 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
         last_sequential_run_timeline: lastTimeline,
         api_keys_used: api.keysCreated,
         sequential_order: 'rounds of temporal-start, temporal-execute, temporal-execute-run-shape, run (first event and completed from the same run)',
+        // Runs start eagerly where the workers are in the API's process, and so do the baselines; the SDK
+        // does not ask when the worker has no free workflow task slot.
+        baselines_started_eagerly: { pings: `${pings.eagerStarts} of ${pings.starts}`, run_shapes: `${bareShapes.eagerStarts()} of ${bareShapes.starts()}` },
       },
       subjects: [fe, done, conc, next, answered, start, exec, execConc, shape, shapeConc],
       ratios: {
@@ -326,21 +332,41 @@ async function answerRound(api: PlatformApi, agentId: string, key: string): Prom
 }
 
 /** workflow.start('ping') until it returns; the result is awaited untimed, so pings do not pile up. */
-async function pingStart(platform: Platform): Promise<number> {
-  const t0 = performance.now();
-  const handle = await platform.temporal.workflow.start<typeof ping>(PING_WORKFLOW_TYPE, { taskQueue: AGENT_RUN_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] });
-  const ms = performance.now() - t0;
-  await withTimeout(handle.result(), 'ping result');
-  return ms;
-}
+/** Ping's starts and executes, counting those whose first workflow task came back in the start's reply. */
+class Pings {
+  starts = 0;
+  eagerStarts = 0;
+  constructor(private readonly platform: Platform) {}
 
-async function pingExecute(platform: Platform): Promise<number> {
-  const t0 = performance.now();
-  await withTimeout(
-    platform.temporal.workflow.execute<typeof ping>(PING_WORKFLOW_TYPE, { taskQueue: AGENT_RUN_TASK_QUEUE, workflowId: `bench-ping-${randomUUID()}`, args: ['x'] }),
-    'ping execute',
-  );
-  return performance.now() - t0;
+  /** workflow.start until it returns, in ms; the result is awaited outside the timing. */
+  async start(): Promise<number> {
+    const t0 = performance.now();
+    const handle = await this.started();
+    const ms = performance.now() - t0;
+    await withTimeout(handle.result(), 'ping result');
+    return ms;
+  }
+
+  /** Start to result, in ms. */
+  async execute(): Promise<number> {
+    const t0 = performance.now();
+    await withTimeout(this.started().then((handle) => handle.result()), 'ping execute');
+    return performance.now() - t0;
+  }
+
+  /** Started as runs are: by the client the API starts runs with, eagerly when the workers are beside it. */
+  private async started() {
+    const client = this.platform.runStarter;
+    const handle = await client.workflow.start<typeof ping>(PING_WORKFLOW_TYPE, {
+      taskQueue: AGENT_RUN_TASK_QUEUE,
+      workflowId: `bench-ping-${randomUUID()}`,
+      args: ['x'],
+      requestEagerStart: startsEagerly(client),
+    });
+    this.starts++;
+    if (handle.eagerlyStarted) this.eagerStarts++;
+    return handle;
+  }
 }
 
 /** `total` calls of `sample`, `concurrency` in flight at a time; wall time from the first start to the last end. */
