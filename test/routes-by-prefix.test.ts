@@ -93,6 +93,21 @@ describe('routes by prefix', () => {
       expect((await get('/things/%E0%A4%A')).body.params).to.deep.equal({ id: '%E0%A4%A' });
     });
 
+    /** The router's routes behind a middleware that answers what they throw as `status` and `{ caught: message }`. */
+    async function listenCatching(router: Router, status: number): Promise<RunningHttpServer> {
+      const app = new Koa();
+      app.use(async (ctx, next) => {
+        try {
+          await next();
+        } catch (err) {
+          ctx.status = status;
+          ctx.body = { caught: (err as Error).message };
+        }
+      });
+      app.use(routesByPrefix([router]));
+      return listen(app, '127.0.0.1', 0);
+    }
+
     it("turns a route's synchronous throw into a rejection the middleware before it catches, and gives a synchronous route's caller a promise", async () => {
       const router = new Router();
       router.get('/throws', () => {
@@ -108,17 +123,7 @@ describe('routes by prefix', () => {
       }), () => {
         throw new Error('thrown by the second handler');
       });
-      const app = new Koa();
-      app.use(async (ctx, next) => {
-        try {
-          await next();
-        } catch (err) {
-          ctx.status = 418;
-          ctx.body = { caught: (err as Error).message };
-        }
-      });
-      app.use(routesByPrefix([router]));
-      const own = await listen(app, '127.0.0.1', 0);
+      const own = await listenCatching(router, 418);
       try {
         const thrown = await fetch(`${own.url}/throws`);
         expect(thrown.status).to.equal(418);
@@ -164,17 +169,7 @@ describe('routes by prefix', () => {
       }, () => {
         laterRuns++;
       });
-      const app = new Koa();
-      app.use(async (ctx, next) => {
-        try {
-          await next();
-        } catch (err) {
-          ctx.status = 500;
-          ctx.body = { caught: (err as Error).message };
-        }
-      });
-      app.use(routesByPrefix([router]));
-      const own = await listen(app, '127.0.0.1', 0);
+      const own = await listenCatching(router, 500);
       try {
         for (const path of ['/twice', '/twice-within']) {
           const response = await fetch(`${own.url}${path}`);
