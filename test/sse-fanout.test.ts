@@ -4,11 +4,10 @@ import { followLog } from '../api/log-feed.js';
 import { runLog } from '../api/sse.js';
 import { eventLogReads } from '../db/event-log.js';
 import { appendRunEventsNow, type RunEventType } from '../db/run-events.js';
-import { createQueuedRun, markRunRunning } from '../db/runs.js';
-import { withTenant } from '../db/tenant-transaction.js';
 import { newTenant, type TestTenant } from './support/api.js';
 import { publishAgent, scriptedGraph } from './support/agents.js';
 import { testPlatform } from './support/global.js';
+import { recordRunningRun } from './support/recorded-run.js';
 import { stream, type SseFrame, type SseResponse } from './support/sse.js';
 import { until } from './support/until.js';
 
@@ -28,15 +27,8 @@ describe('live streams: one read per run, fanned out', () => {
     agentId = await publishAgent(tenant.key, 'fanout', scriptedGraph([{ text: 'never run' }]));
   });
 
-  async function liveRun(t = tenant, agent = agentId): Promise<string> {
-    const queued = await withTenant(testPlatform().db, t.tenantId, async (tx) => {
-      const recorded = await createQueuedRun(tx, { tenantId: t.tenantId, agentId: agent, input: 'x', source: 'api' });
-      if (recorded.queued) await markRunRunning(tx, t.tenantId, recorded.runId, { prompts: [], model: 'scripted/fanout' });
-      return recorded;
-    });
-    if (!queued.queued) throw new Error(queued.reason);
-    return queued.runId; // its log holds run.created (seq 1)
-  }
+  /** A running run whose log holds run.created (seq 1). */
+  const liveRun = (t = tenant, agent = agentId) => recordRunningRun(testPlatform().db, { tenantId: t.tenantId, agentId: agent, input: 'x', source: 'api' });
 
   const append = (runId: string, type: RunEventType = 'message.delta', t = tenant) =>
     appendRunEventsNow(testPlatform().db, t.tenantId, runId, [{ type, data: type === 'message.delta' ? { delta: '.' } : {} }]);

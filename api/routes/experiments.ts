@@ -36,6 +36,7 @@ import { defineOperation, type JsonSchema } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
 import { deletionResult, listOf, MAX_REQUEST_INTEGER, pageQuery, refParams, serverSentEvent, timestamp } from '../schemas.js';
 import { streamEventLog } from '../sse.js';
+import { holdStreamSlot } from '../stream-slots.js';
 import { agentOr404, graphSchema } from './agents.js';
 import { suiteOr404 } from './eval-suites.js';
 import { isoTimestamp, isoTimestampOrNull } from '../iso-timestamp.js';
@@ -577,9 +578,10 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
   access: 'key',
   params: refParams,
   query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER } } },
-  errors: ['not_found'],
+  errors: ['not_found', 'rate_limited'],
   responses: { 200: { description: 'Server-Sent Events', contentType: 'text/event-stream', schema: serverSentEvent } },
   handler: async ({ params, query, caller, tenantReads, deps, koa }) => {
+    holdStreamSlot(koa, caller.tenantId);
     const experiment = await tenantReads((reader) => experimentOr404(reader, caller.tenantId, params.id));
     const lastEventId = koa.get('Last-Event-ID');
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);

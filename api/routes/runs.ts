@@ -26,6 +26,7 @@ import { releaseReplaySlot, REPLAY_SLOTS_PER_TENANT, takeReplaySlot } from '../r
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
 import { closedObject, listOf, MAX_REQUEST_INTEGER, pageQuery, pathParams, refParams, serverSentEvent } from '../schemas.js';
 import { SSE_HEADERS, streamRunEvents } from '../sse.js';
+import { holdStreamSlot } from '../stream-slots.js';
 import { TenantIdAttribute } from '../../workflows/search-attributes.js';
 
 const TAG = 'Runs';
@@ -64,6 +65,8 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
   errors: ['not_found', 'conflict', 'rate_limited'],
   responses: { 200: eventStream },
   handler: async ({ params, body, caller, tenant, deps, koa }) => {
+    // The answer is a stream: refused before the run is recorded when the workspace has too many open.
+    holdStreamSlot(koa, caller.tenantId);
     // Counted in a transaction of its own, so refused requests count too.
     const rateHeaders = await tenant((tx) => takeRunRateLimit(tx, caller, koa.ip));
     const run = await tenant(async (tx) => {
@@ -100,9 +103,10 @@ export const streamEvents = defineOperation<{ runId: string }, { after?: number 
   publishable: true,
   params: runIdParams,
   query: { type: 'object', additionalProperties: false, properties: { after: { type: 'integer', minimum: 0, maximum: MAX_REQUEST_INTEGER } } },
-  errors: ['not_found'],
+  errors: ['not_found', 'rate_limited'],
   responses: { 200: eventStream },
   handler: async ({ params, query, caller, tenantReads, deps, koa }) => {
+    holdStreamSlot(koa, caller.tenantId);
     await tenantReads(async (reader) => callersRunOr404(reader, caller, params.runId, koa));
     const lastEventId = koa.get('Last-Event-ID');
     // Nine digits at most: a larger number is no sequence number of ours, and would overflow the query.
