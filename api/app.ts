@@ -58,8 +58,14 @@ export function createApp(deps: AppDeps): Koa {
   return app;
 }
 
-/** A client hanging up on a stream is how streams end, not an error worth a stack trace. */
+/**
+ * A client hanging up on a stream is how streams end, not an error worth a stack trace; so is hanging up
+ * before a response began (ERR_STREAM_UNABLE_TO_PIPE: a request pipelined behind a stream, its
+ * connection closed before its turn came).
+ */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ERR_STREAM_UNABLE_TO_PIPE']);
+
 function logUnexpected(err: NodeJS.ErrnoException): void {
-  if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
+  if (err.code !== undefined && CLIENT_GONE.has(err.code)) return;
   console.error('[api]', err);
 }

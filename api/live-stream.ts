@@ -21,19 +21,27 @@ export class LiveStream {
   private wake: (() => void) | undefined;
   private readonly ping: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
+  private readonly socket: Koa.Context['req']['socket'];
+  private readonly close = () => {
+    this.closed = true;
+    this.wake?.();
+  };
 
   constructor(koa: Koa.Context, subscribe: (notify: () => void) => () => void, private readonly pollMs: number) {
-    koa.req.socket.setTimeout(0);
-    koa.req.socket.setNoDelay(true);
+    this.socket = koa.req.socket;
+    this.socket.setTimeout(0);
+    this.socket.setNoDelay(true);
     this.unsubscribe = subscribe(() => {
       this.notified = true;
       this.wake?.();
     });
     this.ping = setInterval(() => this.body.write(': ping\n\n'), pingIntervalMs());
-    koa.req.on('close', () => {
-      this.closed = true;
-      this.wake?.();
-    });
+    // The client gone, however it shows: its request closes; a request pipelined behind another on a
+    // keep-alive connection that closed has only the connection's close (its response, queued, never
+    // opened). Without the second such a stream followed its run until the run ended, unread.
+    koa.req.once('close', this.close);
+    if (this.socket.destroyed) this.close();
+    else this.socket.once('close', this.close);
   }
 
   takeNews(): void {
@@ -52,6 +60,8 @@ export class LiveStream {
   }
 
   end(): void {
+    // The connection may serve more requests after this one: it keeps no listener of a stream that ended.
+    this.socket.off('close', this.close);
     clearInterval(this.ping);
     this.unsubscribe();
     this.body.end();

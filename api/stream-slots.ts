@@ -1,6 +1,8 @@
 import type Koa from 'koa';
 import { integerSetting } from '../db/integer-settings.js';
+import { visitorAddress } from './deployments/scope.js';
 import { ApiError } from './errors.js';
+import type { Caller } from './operation.js';
 
 /**
  * Event streams (a run's, an experiment's) a workspace may hold open at once on one API process.
@@ -10,43 +12,68 @@ import { ApiError } from './errors.js';
  * key) could open streams until the process runs out of memory or descriptors, taking every other
  * workspace's streams with it. The bound is per process because what it protects is the process; it is
  * well above what one workspace needs (the SSE benchmark follows 200 runs with 2,000 streams of one key,
- * ~27 KB each), and STREAMS_PER_WORKSPACE moves it. The console's own streams have a per-session bound
- * (api/console/request.ts).
+ * ~27 KB each), and STREAMS_PER_WORKSPACE moves it.
+ *
+ * A deployment's publishable key is public, so its callers get a share of their own: 20 streams per
+ * visitor address (STREAMS_PER_VISITOR) and, all of the workspace's visitors together, half of its
+ * streams, so that strangers cannot take the streams of the workspace's own keys. The console's streams
+ * have a per-session bound (api/console/request.ts).
  */
 const DEFAULT_STREAMS_PER_WORKSPACE = 5_000;
+const DEFAULT_STREAMS_PER_VISITOR = 20;
 
 /** A client refused a stream may try again this many seconds later (when one of its streams has ended). */
 const RETRY_AFTER_SECONDS = 5;
 
+/** Open streams per counted subject: a workspace, its visitors together, one visitor of a deployment. */
 const openStreams = new Map<string, number>();
 
+interface Bound {
+  subject: string;
+  limit: number;
+  refusal: string;
+}
+
 /** Read per stream, like SSE_PING_INTERVAL_MS, so a change needs no restart of the test platform. */
-function streamsPerWorkspace(env: NodeJS.ProcessEnv = process.env): number {
-  return integerSetting('STREAMS_PER_WORKSPACE', env) ?? DEFAULT_STREAMS_PER_WORKSPACE;
+function bounds(caller: Caller, ip: string, env: NodeJS.ProcessEnv = process.env): Bound[] {
+  const perWorkspace = integerSetting('STREAMS_PER_WORKSPACE', env) ?? DEFAULT_STREAMS_PER_WORKSPACE;
+  const workspace = { subject: `workspace:${caller.tenantId}`, limit: perWorkspace, refusal: `this workspace already has ${perWorkspace} event streams open on this server` };
+  if (!caller.deployment) return [workspace];
+  const perVisitor = integerSetting('STREAMS_PER_VISITOR', env) ?? DEFAULT_STREAMS_PER_VISITOR;
+  const visitorsShare = Math.max(1, Math.floor(perWorkspace / 2));
+  return [
+    workspace,
+    { subject: `visitors:${caller.tenantId}`, limit: visitorsShare, refusal: `this workspace's visitors already have ${visitorsShare} event streams open on this server` },
+    { subject: `visitor:${caller.deployment.id}:${visitorAddress(ip)}`, limit: perVisitor, refusal: `this address already has ${perVisitor} event streams open` },
+  ];
 }
 
 /**
- * Counts the request's stream against its workspace until the response closes (ended, failed or the
- * client gone), or throws 429 when the workspace already holds its limit. Called before anything is
- * done for the request, so a refused `POST …/runs` starts no run.
+ * Counts the request's stream until its response or connection closes (ended, failed or the client
+ * gone), or throws 429 when any of the caller's bounds is reached (counting nothing then). Called before
+ * the request reads or writes anything, so a refused `POST …/runs` records and starts no run.
  */
-export function holdStreamSlot(koa: Koa.Context, tenantId: string): void {
-  const limit = streamsPerWorkspace();
-  const open = openStreams.get(tenantId) ?? 0;
-  if (open >= limit) {
-    throw new ApiError('rate_limited', `this workspace already has ${limit} event streams open on this server; retry when one has ended`, {}, {
-      'Retry-After': String(RETRY_AFTER_SECONDS),
-    });
-  }
-  openStreams.set(tenantId, open + 1);
-  koa.res.once('close', () => {
-    const left = (openStreams.get(tenantId) ?? 1) - 1;
-    if (left > 0) openStreams.set(tenantId, left);
-    else openStreams.delete(tenantId);
+export function holdStreamSlot(koa: Koa.Context, caller: Caller): void {
+  const { res } = koa;
+  // A client that hung up while the request was authenticated: its response has closed already and will
+  // not say so again, so it is not counted at all.
+  if (res.destroyed || koa.req.socket.destroyed) return;
+  const held = bounds(caller, koa.ip);
+  const full = held.find(({ subject, limit }) => (openStreams.get(subject) ?? 0) >= limit);
+  if (full) throw new ApiError('rate_limited', `${full.refusal}; retry when one has ended`, {}, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+  for (const { subject } of held) openStreams.set(subject, (openStreams.get(subject) ?? 0) + 1);
+
+  // A response closes once, whether it ended, failed or lost its client (a pipelined one's too).
+  res.once('close', () => {
+    for (const { subject } of held) {
+      const left = (openStreams.get(subject) ?? 1) - 1;
+      if (left > 0) openStreams.set(subject, left);
+      else openStreams.delete(subject);
+    }
   });
 }
 
-/** Streams the workspace holds open on this process (for tests and diagnostics). */
+/** Streams a workspace holds open on this process (for tests and diagnostics). */
 export function openStreamCount(tenantId: string): number {
-  return openStreams.get(tenantId) ?? 0;
+  return openStreams.get(`workspace:${tenantId}`) ?? 0;
 }

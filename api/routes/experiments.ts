@@ -581,7 +581,7 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
   errors: ['not_found', 'rate_limited'],
   responses: { 200: { description: 'Server-Sent Events', contentType: 'text/event-stream', schema: serverSentEvent } },
   handler: async ({ params, query, caller, tenantReads, deps, koa }) => {
-    holdStreamSlot(koa, caller.tenantId);
+    holdStreamSlot(koa, caller);
     const experiment = await tenantReads((reader) => experimentOr404(reader, caller.tenantId, params.id));
     const lastEventId = koa.get('Last-Event-ID');
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);

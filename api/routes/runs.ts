@@ -66,7 +66,7 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
   responses: { 200: eventStream },
   handler: async ({ params, body, caller, tenant, deps, koa }) => {
     // The answer is a stream: refused before the run is recorded when the workspace has too many open.
-    holdStreamSlot(koa, caller.tenantId);
+    holdStreamSlot(koa, caller);
     // Counted in a transaction of its own, so refused requests count too.
     const rateHeaders = await tenant((tx) => takeRunRateLimit(tx, caller, koa.ip));
     const run = await tenant(async (tx) => {
@@ -106,7 +106,7 @@ export const streamEvents = defineOperation<{ runId: string }, { after?: number 
   errors: ['not_found', 'rate_limited'],
   responses: { 200: eventStream },
   handler: async ({ params, query, caller, tenantReads, deps, koa }) => {
-    holdStreamSlot(koa, caller.tenantId);
+    holdStreamSlot(koa, caller);
     await tenantReads(async (reader) => callersRunOr404(reader, caller, params.runId, koa));
     const lastEventId = koa.get('Last-Event-ID');
     // Nine digits at most: a larger number is no sequence number of ours, and would overflow the query.
