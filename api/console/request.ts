@@ -83,7 +83,8 @@ export function signedInRoute(deps: AppDeps, work: (request: SignedInRequest) =>
     if (person.workspaces.length === 0) {
       return answerPage(ctx, 403, messagePage(page, 'No workspace', `${person.user.email} is not a member of any workspace yet. Ask an administrator to invite you.`));
     }
-    if (ctx.path.endsWith('/events')) {
+    // A client that hung up while the session was read is not counted: its response closed already.
+    if (ctx.path.endsWith('/events') && !ctx.res.destroyed && !ctx.req.socket.destroyed) {
       const key = session.secret;
       const open = openStreams.get(key) ?? 0;
       if (open >= STREAMS_PER_SESSION) return answerText(ctx, 429, `At most ${STREAMS_PER_SESSION} console pages may follow live at once; close some.`);
