@@ -7,6 +7,9 @@ function pingIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
   return integerSetting('SSE_PING_INTERVAL_MS', env) ?? 15_000;
 }
 
+/** Streams of this process: started so far, and open now (not yet ended); for tests and diagnostics. */
+export const liveStreams = { started: 0, open: 0 };
+
 /**
  * What every Server-Sent Events stream of the API and the console shares: the response body, its
  * keep-alive pings, the client's disconnect, and a wait for the next notification that falls back to a
@@ -21,27 +24,25 @@ export class LiveStream {
   private wake: (() => void) | undefined;
   private readonly ping: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
-  private readonly socket: Koa.Context['req']['socket'];
   private readonly close = () => {
     this.closed = true;
     this.wake?.();
   };
 
   constructor(koa: Koa.Context, subscribe: (notify: () => void) => () => void, private readonly pollMs: number) {
-    this.socket = koa.req.socket;
-    this.socket.setTimeout(0);
-    this.socket.setNoDelay(true);
+    koa.req.socket.setTimeout(0);
+    koa.req.socket.setNoDelay(true);
     this.unsubscribe = subscribe(() => {
       this.notified = true;
       this.wake?.();
     });
     this.ping = setInterval(() => this.body.write(': ping\n\n'), pingIntervalMs());
-    // The client gone, however it shows: its request closes; a request pipelined behind another on a
-    // keep-alive connection that closed has only the connection's close (its response, queued, never
-    // opened). Without the second such a stream followed its run until the run ended, unread.
     koa.req.once('close', this.close);
-    if (this.socket.destroyed) this.close();
-    else this.socket.once('close', this.close);
+    // A client that hung up while the handler looked things up: its request closed before this stream
+    // listened, and will not say so again. Such a stream used to follow its run, unread, until it ended.
+    if (koa.req.socket.destroyed) this.close();
+    liveStreams.started++;
+    liveStreams.open++;
   }
 
   takeNews(): void {
@@ -60,8 +61,7 @@ export class LiveStream {
   }
 
   end(): void {
-    // The connection may serve more requests after this one: it keeps no listener of a stream that ended.
-    this.socket.off('close', this.close);
+    liveStreams.open--;
     clearInterval(this.ping);
     this.unsubscribe();
     this.body.end();
