@@ -301,10 +301,15 @@ describe('console (Chromium)', function () {
     const cookies = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     // At most ten at once (the page's own counts as well); closing one frees its place.
     const aborts: AbortController[] = [];
+    // Held until the end: fetch cancels the body of a response that is garbage-collected unread, which
+    // would close its stream and free its place early.
+    const responses: Response[] = [];
     const open = async () => {
       const abort = new AbortController();
       aborts.push(abort);
-      return (await fetch(url('/console/inbox/events'), { headers: { cookie: cookies }, signal: abort.signal })).status;
+      const response = await fetch(url('/console/inbox/events'), { headers: { cookie: cookies }, signal: abort.signal });
+      responses.push(response);
+      return response.status;
     };
     try {
       const statuses: number[] = [];
