@@ -49,8 +49,9 @@ function bounds(caller: Caller, ip: string, env: NodeJS.ProcessEnv = process.env
 }
 
 /**
- * Counts the request's stream until its response closes (ended, failed or the client gone), or throws 429 when any of the caller's bounds is reached (counting nothing then). Called before
- * the request reads or writes anything, so a refused `POST …/runs` records and starts no run.
+ * Counts the request's stream until its response closes (ended, failed or the client gone), or throws
+ * 429 when any of the caller's bounds is reached (counting nothing then). Called first in the handler,
+ * before any lookup, so a refused `POST …/runs` records and starts no run.
  */
 export function holdStreamSlot(koa: Koa.Context, caller: Caller): void {
   const { res } = koa;
