@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { integerSetting } from '../db/integer-settings.js';
 import { visitorAddress } from './deployments/scope.js';
 import { ApiError } from './errors.js';
+import { OpenResponseCounts, type Bound } from './open-response-counts.js';
 import type { Caller } from './operation.js';
 
 /**
@@ -26,16 +27,14 @@ const DEFAULT_STREAMS_PER_VISITOR = 20;
 const RETRY_AFTER_SECONDS = 5;
 
 /** Open streams per counted subject: a workspace, its visitors together, one visitor of a deployment. */
-const openStreams = new Map<string, number>();
+const openStreams = new OpenResponseCounts();
 
-interface Bound {
-  subject: string;
-  limit: number;
+interface StreamBound extends Bound {
   refusal: string;
 }
 
 /** Read per stream, like SSE_PING_INTERVAL_MS, so a change needs no restart of the test platform. */
-function bounds(caller: Caller, ip: string, env: NodeJS.ProcessEnv = process.env): Bound[] {
+function bounds(caller: Caller, ip: string, env: NodeJS.ProcessEnv = process.env): StreamBound[] {
   const perWorkspace = integerSetting('STREAMS_PER_WORKSPACE', env) ?? DEFAULT_STREAMS_PER_WORKSPACE;
   const workspace = { subject: `workspace:${caller.tenantId}`, limit: perWorkspace, refusal: `this workspace already has ${perWorkspace} event streams open on this server` };
   if (!caller.deployment) return [workspace];
@@ -50,30 +49,16 @@ function bounds(caller: Caller, ip: string, env: NodeJS.ProcessEnv = process.env
 
 /**
  * Counts the request's stream until its response closes (ended, failed or the client gone), or throws
- * 429 when any of the caller's bounds is reached (counting nothing then). Called first in the handler,
- * before any lookup, so a refused `POST …/runs` records and starts no run.
+ * 429 when any of the caller's bounds is reached (counting nothing then); a client already gone is not
+ * counted. Called first in the handler, before any lookup, so a refused `POST …/runs` records and
+ * starts no run.
  */
 export function holdStreamSlot(koa: Koa.Context, caller: Caller): void {
-  const { res } = koa;
-  // A client that hung up while the request was authenticated: its response has closed already and will
-  // not say so again, so it is not counted at all.
-  if (res.destroyed || koa.req.socket.destroyed) return;
-  const held = bounds(caller, koa.ip);
-  const full = held.find(({ subject, limit }) => (openStreams.get(subject) ?? 0) >= limit);
+  const full = openStreams.hold(koa, bounds(caller, koa.ip));
   if (full) throw new ApiError('rate_limited', `${full.refusal}; retry when one has ended`, {}, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
-  for (const { subject } of held) openStreams.set(subject, (openStreams.get(subject) ?? 0) + 1);
-
-  // A response closes once, whether it ended, failed or lost its client (a pipelined one's too).
-  res.once('close', () => {
-    for (const { subject } of held) {
-      const left = (openStreams.get(subject) ?? 1) - 1;
-      if (left > 0) openStreams.set(subject, left);
-      else openStreams.delete(subject);
-    }
-  });
 }
 
 /** Streams a workspace holds open on this process (for tests and diagnostics). */
 export function openStreamCount(tenantId: string): number {
-  return openStreams.get(`workspace:${tenantId}`) ?? 0;
+  return openStreams.count(`workspace:${tenantId}`);
 }

@@ -8,6 +8,7 @@ import { answerPage, contentSecurityPolicy, pageHeaders } from '../oauth/authori
 import { csrfToken, isCsrfTokenValid, isSessionOf, loadSession, type BrowserSession } from '../oauth/sessions.js';
 import { listWorkspaces, type Workspace } from '../oauth/users.js';
 import { unstorableTextParameters } from '../unstorable-text.js';
+import { OpenResponseCounts } from '../open-response-counts.js';
 import { messagePage, signInPage, type ConsolePageContext, type SignedInContext } from './layout.js';
 
 /**
@@ -42,7 +43,8 @@ const STREAMS_PER_SESSION = 10;
 /** A path id longer than any of ours is no id: answered 404 without asking the database. */
 const MAX_ID_LENGTH = 200;
 
-const openStreams = new Map<string, number>();
+/** Open event streams per browser session. */
+const openStreams = new OpenResponseCounts();
 
 /** Serves an HTML page or form post: `work` runs with the session; any failure is an error page. */
 export function consoleRoute(deps: AppDeps, work: (request: ConsoleRequest) => Promise<void>): Koa.Middleware {
@@ -83,17 +85,8 @@ export function signedInRoute(deps: AppDeps, work: (request: SignedInRequest) =>
     if (person.workspaces.length === 0) {
       return answerPage(ctx, 403, messagePage(page, 'No workspace', `${person.user.email} is not a member of any workspace yet. Ask an administrator to invite you.`));
     }
-    // A client that hung up while the session was read is not counted: its response closed already.
-    if (ctx.path.endsWith('/events') && !ctx.res.destroyed && !ctx.req.socket.destroyed) {
-      const key = session.secret;
-      const open = openStreams.get(key) ?? 0;
-      if (open >= STREAMS_PER_SESSION) return answerText(ctx, 429, `At most ${STREAMS_PER_SESSION} console pages may follow live at once; close some.`);
-      openStreams.set(key, open + 1);
-      ctx.res.once('close', () => {
-        const left = (openStreams.get(key) ?? 1) - 1;
-        if (left > 0) openStreams.set(key, left);
-        else openStreams.delete(key);
-      });
+    if (ctx.path.endsWith('/events') && openStreams.hold(ctx, [{ subject: session.secret, limit: STREAMS_PER_SESSION }])) {
+      return answerText(ctx, 429, `At most ${STREAMS_PER_SESSION} console pages may follow live at once; close some.`);
     }
     await work({ ...request, person, signedIn });
   });
