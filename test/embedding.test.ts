@@ -61,7 +61,7 @@ function sentences(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `${topics[i % topics.length]} (${'note '.repeat(i % 7)}#${i})`);
 }
 
-describe('embedding: all-MiniLM-L6-v2 (fused float32 graph) in worker processes', function () {
+describe('embedding: all-MiniLM-L6-v2 (the 8-bit graph) in worker processes', function () {
   let embedder: WorkerEmbedder;
 
   before(async function () {
@@ -69,7 +69,8 @@ describe('embedding: all-MiniLM-L6-v2 (fused float32 graph) in worker processes'
     if (missing.length) {
       throw new Error(`the embedding model is not installed in ${embeddingModelsRoot()} (missing ${missing.join(', ')}): run npm run fetch-model`);
     }
-    embedder = createEmbedder({ threads: 1 });
+    // Batches of four, not the default one, so that padding, the lanes and batch boundaries are exercised.
+    embedder = createEmbedder({ threads: 1, batchSize: 4 });
     await embedder.warmup();
   });
 
@@ -79,26 +80,42 @@ describe('embedding: all-MiniLM-L6-v2 (fused float32 graph) in worker processes'
 
   it('names its model, dtype and dimensions', () => {
     expect(embedder.modelId).to.equal(EMBEDDING_MODEL_ID).and.equal('onnx-community/all-MiniLM-L6-v2-ONNX');
-    expect(embedder.dtype).to.equal(EMBEDDING_DTYPE).and.equal('fp32');
+    expect(embedder.dtype).to.equal(EMBEDDING_DTYPE).and.equal('q8');
     expect(embedder.dimensions).to.equal(EMBEDDING_DIMENSIONS).and.equal(384);
   });
 
-  it("computes the original's vectors: those of the sentence-transformers weights run in plain JavaScript, in one padded batch", async function () {
+  // Short texts, one just under the 256 tokens the model reads, and longer ones that are truncated
+  // (sentence-transformers keeps [CLS] … [SEP] around the first 254 word pieces).
+  const referenceTexts = [
+    'The cat sat on the mat.',
+    'Quarterly revenue grew by five percent, driven by subscriptions in Europe.',
+    'x',
+    'Tomatoes need sunlight. '.repeat(50),
+    'Tomatoes need sunlight. '.repeat(90),
+    Array.from({ length: 400 }, (_, i) => `token${i}`).join(' '),
+  ];
+
+  it("stays within cosine 0.998 of the original's vectors (the sentence-transformers weights run in plain JavaScript), in one padded batch", async function () {
     this.timeout(60_000);
-    // Short texts, one just under the 256 tokens the model reads, and longer ones that are truncated
-    // (sentence-transformers keeps [CLS] … [SEP] around the first 254 word pieces).
-    const texts = [
-      'The cat sat on the mat.',
-      'Quarterly revenue grew by five percent, driven by subscriptions in Europe.',
-      'x',
-      'Tomatoes need sunlight. '.repeat(50),
-      'Tomatoes need sunlight. '.repeat(90),
-      Array.from({ length: 400 }, (_, i) => `token${i}`).join(' '),
-    ];
-    const [vectors, reference] = await Promise.all([embedder.embed(texts), originalVectors(embeddingModelsRoot(), texts)]);
+    const [vectors, reference] = await Promise.all([embedder.embed(referenceTexts), originalVectors(embeddingModelsRoot(), referenceTexts)]);
+    // 0.9988–0.9997 here; the same arithmetic without the outlier channels' float32 path gives 0.991–0.998.
     for (const [i, vector] of vectors.entries()) {
-      expect(dot(vector, reference[i]!), `cosine of text ${i}`).to.be.greaterThan(0.99999);
-      expect(maxDifference(vector, reference[i]!), `largest difference, text ${i}`).to.be.lessThan(1e-3);
+      expect(dot(vector, reference[i]!), `cosine of text ${i}`).to.be.greaterThan(0.998);
+      expect(maxDifference(vector, reference[i]!), `largest difference, text ${i}`).to.be.lessThan(0.012);
+    }
+  });
+
+  it("has the float32 graph built beside it compute the original's vectors exactly", async function () {
+    this.timeout(60_000);
+    const fp32 = createEmbedder({ dtype: 'fp32', threads: 1, batchSize: 4 });
+    try {
+      const [vectors, reference] = await Promise.all([fp32.embed(referenceTexts), originalVectors(embeddingModelsRoot(), referenceTexts)]);
+      for (const [i, vector] of vectors.entries()) {
+        expect(dot(vector, reference[i]!), `cosine of text ${i}`).to.be.greaterThan(0.99999);
+        expect(maxDifference(vector, reference[i]!), `largest difference, text ${i}`).to.be.lessThan(1e-3);
+      }
+    } finally {
+      await fp32.close();
     }
   });
 
@@ -248,7 +265,7 @@ describe('embedding: all-MiniLM-L6-v2 (fused float32 graph) in worker processes'
   });
 
   it('leaves SIGINT and SIGTERM sent to the process group to its parent', async () => {
-    const pool = createEmbedder();
+    const pool = createEmbedder({ threads: 1 });
     try {
       await pool.warmup();
       const [pid] = pool.stats().pids;

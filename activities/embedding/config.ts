@@ -14,16 +14,18 @@ import { integerSetting } from '../../db/integer-settings.js';
  */
 export const EMBEDDING_MODEL_ID = 'onnx-community/all-MiniLM-L6-v2-ONNX';
 /**
- * The ONNX weights used: `onnx/model.onnx` (+ `model.onnx_data`), the float32 original as a graph of
- * onnxruntime's fused CPU kernels (Attention, SkipLayerNormalization, BiasGelu), built from the
- * sentence-transformers weights by scripts/build-embedder-onnx.py (`npm run fetch-model`). Its vectors
- * are the original's (recall@5 against it 1.0), and it embedded 1.23–1.34× the chunks/s of the q4 file
- * the platform ran first and 1.6× those of the int8 export it ran next (recall 0.81 and 0.95;
- * `npm run bench -- embedder`, docs/performance.md). Faster but not the same: the same graph quantized
- * to 8 bits (2.1–2.5×, recall 0.85; calibrated, partly float32, 2.0–2.3× at 0.92–0.93). Vectors stored under earlier weights are re-embedded by the
+ * The ONNX weights used: `onnx/model_quantized.onnx`, all-MiniLM-L6-v2 in 8-bit arithmetic built from the
+ * sentence-transformers weights by scripts/build-embedder-onnx.py (`npm run fetch-model`): each MatMul's
+ * input quantized per token, its weights per column, and the hidden state's few outlier channels kept
+ * in float32 (the script says why). Its vectors are within cosine 0.999 of the original's (recall@5
+ * against it 0.96–0.98, the int8 export's 0.97 in the same run) at 2.6–2.9x the chunks/s of the q4 file
+ * the platform ran first, and 1.8–1.9x those of the float32 graph it ran before this (`fp32`, the same
+ * builder's other output: recall 1.0);
+ * onnxruntime's own dynamic 8-bit quantization of that graph had recall 0.85 (`npm run bench --
+ * embedder`, docs/performance.md). Vectors stored under earlier weights are re-embedded by the
  * `reembedVectors` workflow (activities/embedding/reembed.ts).
  */
-export const EMBEDDING_DTYPE = 'fp32';
+export const EMBEDDING_DTYPE = 'q8';
 export const EMBEDDING_DIMENSIONS = 384;
 /**
  * Inputs are truncated to this many tokens (including [CLS] and [SEP]), as sentence-transformers does
@@ -32,11 +34,13 @@ export const EMBEDDING_DIMENSIONS = 384;
  */
 export const EMBEDDING_MAX_TOKENS = 256;
 /**
- * Texts per model call. Requests are queued and cut into (or merged into) batches of this size. Small,
- * because a batch is padded to its longest text: on ~1,000-character chunks batches of 4 embedded
- * 1.09–1.31× as many chunks per second as batches of 16 (`npm run bench -- embedder`, three runs).
+ * Texts per model call. Requests are queued and cut into (or merged into) batches of this size. One:
+ * a batch is padded to its longest text, and the 8-bit graph spends its time in many small kernels of
+ * one token row each, so on ~1,000-character chunks single texts embedded 1.06x the chunks/s of
+ * batches of 2 and 1.21x those of 4 (two workers of one thread, `npm run bench -- embedder`), with the
+ * least memory (224–243 MB a worker against ~405 MB in batches of 4).
  */
-export const EMBEDDING_BATCH_SIZE = 4;
+export const EMBEDDING_BATCH_SIZE = 1;
 
 /** Transformers.js' file name suffix of each dtype (its `DEFAULT_DTYPE_SUFFIX_MAPPING`): `q8` is `model_quantized.onnx`. */
 const ONNX_FILE_SUFFIX: Record<string, string> = { fp32: '', q8: '_quantized' };
@@ -70,9 +74,14 @@ export function missingModelFiles(modelsRoot: string, modelId: string = EMBEDDIN
   return modelFilesFor(dtype).filter((file) => !fs.existsSync(path.join(dir, file)));
 }
 
-/** `EMBEDDING_THREADS`: how many embedding workers (processes, see pool.ts) run (default 1). */
+/**
+ * `EMBEDDING_THREADS`: how many embedding workers (processes, see pool.ts) run; default two, or one on a
+ * one-core machine. The 8-bit graph's small kernels keep onnxruntime's threads of one worker waiting on
+ * each other: on two cores, two workers of one thread embedded 1.4x the chunks/s of one worker of two
+ * (docs/performance.md).
+ */
 export function embeddingThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  return integerSetting('EMBEDDING_THREADS', env) ?? 1;
+  return integerSetting('EMBEDDING_THREADS', env) ?? Math.min(2, os.availableParallelism());
 }
 
 /** `EMBEDDING_ALLOW_REMOTE=true` lets Transformers.js download missing files from the Hugging Face Hub. */

@@ -39,9 +39,9 @@ export interface EmbedOptions {
 export interface EmbedderOptions {
   /** The models root (Transformers.js `localModelPath`); default `embeddingModelsRoot()`. */
   modelsRoot?: string;
-  /** Workers (processes), each with its own copy of the model (240–310 MB resident); default `EMBEDDING_THREADS` or 1. */
+  /** Workers (processes), each with its own copy of the model (~225–245 MB resident with single texts); default `EMBEDDING_THREADS` (two, or one on a one-core machine). */
   threads?: number;
-  /** Texts per model call; default `EMBEDDING_BATCH_SIZE` (4). */
+  /** Texts per model call; default `EMBEDDING_BATCH_SIZE` (1). */
   batchSize?: number;
   /** onnxruntime threads per worker; default the available cores divided among the workers. */
   intraOpThreads?: number;
