@@ -24,7 +24,7 @@ so the others lost most of their precision (recall@5 against the original 0.85).
   product added back, so they neither lose precision nor set the row's scale;
 - Q, K and V are three MatMuls of one quantized input, feeding MultiHeadAttention.
 On 1,000-character chunks its vectors are within cosine 0.999 of the original's (recall@5 against it
-0.96-0.98, as the int8 export's) at 2.6-2.9x the chunks/s of the q4 file and 1.8-1.9x those of the
+0.956-0.965, as the int8 export's) at 2.1-2.6x the chunks/s of the q4 file and 1.4-1.8x those of the
 float32 graph (`npm run bench -- embedder`, docs/performance.md).
 
 Deterministic: the same weights and pinned numpy/onnx give the same bytes (the float32 graph holds

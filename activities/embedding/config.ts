@@ -18,8 +18,8 @@ export const EMBEDDING_MODEL_ID = 'onnx-community/all-MiniLM-L6-v2-ONNX';
  * sentence-transformers weights by scripts/build-embedder-onnx.py (`npm run fetch-model`): each MatMul's
  * input quantized per token, its weights per column, and the hidden state's few outlier channels kept
  * in float32 (the script says why). Its vectors are within cosine 0.999 of the original's (recall@5
- * against it 0.96–0.98, the int8 export's 0.97 in the same run) at 2.6–2.9x the chunks/s of the q4 file
- * the platform ran first, and 1.8–1.9x those of the float32 graph it ran before this (`fp32`, the same
+ * against it 0.956–0.965, the int8 export's 0.969 in the same run) at 2.1–2.6x the chunks/s of the q4
+ * file the platform ran first, and 1.4–1.8x those of the float32 graph it ran before this (`fp32`, the same
  * builder's other output: recall 1.0);
  * onnxruntime's own dynamic 8-bit quantization of that graph had recall 0.85 (`npm run bench --
  * embedder`, docs/performance.md). Vectors stored under earlier weights are re-embedded by the
@@ -35,10 +35,10 @@ export const EMBEDDING_DIMENSIONS = 384;
 export const EMBEDDING_MAX_TOKENS = 256;
 /**
  * Texts per model call. Requests are queued and cut into (or merged into) batches of this size. One:
- * a batch is padded to its longest text, and the 8-bit graph spends its time in many small kernels of
- * one token row each, so on ~1,000-character chunks single texts embedded 1.06x the chunks/s of
- * batches of 2 and 1.21x those of 4 (two workers of one thread, `npm run bench -- embedder`), with the
- * least memory (224–243 MB a worker against ~405 MB in batches of 4).
+ * a batch is padded to its longest text, and a worker of one thread gains nothing from larger calls, so
+ * on ~1,000-character chunks single texts embedded 1.07x the chunks/s of batches of 2 and 1.13–1.34x
+ * those of 4 (the 8-bit graph, two workers of one thread, `npm run bench -- embedder`), with the least
+ * memory (224–243 MB a worker against ~405 MB in batches of 4).
  */
 export const EMBEDDING_BATCH_SIZE = 1;
 
@@ -77,7 +77,7 @@ export function missingModelFiles(modelsRoot: string, modelId: string = EMBEDDIN
 /**
  * `EMBEDDING_THREADS`: how many embedding workers (processes, see pool.ts) run; default two, or one on a
  * one-core machine. The 8-bit graph's small kernels keep onnxruntime's threads of one worker waiting on
- * each other: on two cores, two workers of one thread embedded 1.4x the chunks/s of one worker of two
+ * each other: on two cores, two workers of one thread embedded 1.1–1.8x the chunks/s of one worker of two
  * (docs/performance.md).
  */
 export function embeddingThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
