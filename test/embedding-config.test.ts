@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { createEmbedder, embeddingModelsRoot, EMBEDDING_MODEL_ID, EmbedderUnavailableError, missingModelFiles, modelFilesFor } from '../activities/embedding/index.js';
+import { createEmbedder, embeddingModelsRoot, EMBEDDING_DTYPE, EMBEDDING_MODEL_ID, EMBEDDING_WEIGHTS_SHA256, EmbedderUnavailableError, missingModelFiles, modelFilesFor, onnxFileFor } from '../activities/embedding/index.js';
 import { allowRemoteFromEnv, embeddingThreadsFromEnv } from '../activities/embedding/config.js';
 
 const run = promisify(execFile);
@@ -45,6 +46,12 @@ describe('embedding: configuration and the model fetch script', () => {
     } finally {
       await pool.close();
     }
+  });
+
+  it("records the platform's weight file with the sha256 npm run fetch-model builds and checks", () => {
+    expect(onnxFileFor(EMBEDDING_DTYPE)).to.equal('onnx/model_quantized.onnx');
+    const checked = /\["model_quantized\.onnx"\]=([0-9a-f]{64})/.exec(fs.readFileSync(script, 'utf8'));
+    expect(checked?.[1], 'the sha256 scripts/fetch-embedder-model.sh checks').to.equal(EMBEDDING_WEIGHTS_SHA256);
   });
 
   it('npm run fetch-model only verifies a model that is already installed', async function () {

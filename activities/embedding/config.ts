@@ -8,8 +8,9 @@ import { integerSetting } from '../../db/integer-settings.js';
  *
  * This is the Transformers.js model id, the folder loaded: onnx-community's export of
  * sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), whose tokenizer and config are used; the dtype
- * says which weight file of that folder made the numbers (`fp32`: the graph scripts/build-embedder-onnx.py
- * builds from the original weights, the same function as onnx-community's own fp32 file). Vectors with a
+ * says which weight file of that folder made the numbers (`q8`: the 8-bit graph scripts/build-embedder-onnx.py
+ * builds from the original weights; `fp32`, its float32 graph, the same function as onnx-community's own
+ * fp32 file). Vectors with a
  * different (model id, dtype) pair live in a different space and must not be compared.
  */
 export const EMBEDDING_MODEL_ID = 'onnx-community/all-MiniLM-L6-v2-ONNX';
@@ -18,14 +19,20 @@ export const EMBEDDING_MODEL_ID = 'onnx-community/all-MiniLM-L6-v2-ONNX';
  * sentence-transformers weights by scripts/build-embedder-onnx.py (`npm run fetch-model`): each MatMul's
  * input quantized per token, its weights per column, and the hidden state's few outlier channels kept
  * in float32 (the script says why). Its vectors are within cosine 0.999 of the original's (recall@5
- * against it 0.956–0.965, the int8 export's 0.969 in the same run) at 2.1–2.6x the chunks/s of the q4
- * file the platform ran first, and 1.4–1.8x those of the float32 graph it ran before this (`fp32`, the same
+ * against it 0.956–0.979, the int8 export's 0.984 in the same run) at 2.2–2.5x the chunks/s of the q4
+ * file the platform ran first, and ~1.7x those of the float32 graph it ran before this (`fp32`, the same
  * builder's other output: recall 1.0);
  * onnxruntime's own dynamic 8-bit quantization of that graph had recall 0.85 (`npm run bench --
  * embedder`, docs/performance.md). Vectors stored under earlier weights are re-embedded by the
  * `reembedVectors` workflow (activities/embedding/reembed.ts).
  */
 export const EMBEDDING_DTYPE = 'q8';
+/**
+ * The sha256 of `EMBEDDING_DTYPE`'s ONNX file as `npm run fetch-model` builds it (the script checks the same
+ * value). A worker refuses another file under that name — an earlier build's, say — rather than store
+ * its vectors under this dtype, where nothing would ever re-embed them.
+ */
+export const EMBEDDING_WEIGHTS_SHA256 = 'c824d273fd75e53552e8ce6e1bb5840f9f269c990f991379bc1ce1f53eff976a';
 export const EMBEDDING_DIMENSIONS = 384;
 /**
  * Inputs are truncated to this many tokens (including [CLS] and [SEP]), as sentence-transformers does
@@ -48,9 +55,14 @@ const ONNX_FILE_SUFFIX: Record<string, string> = { fp32: '', q8: '_quantized' };
 /** The dtypes whose weights sit in an external `.onnx_data` file (the model's config.json says so to Transformers.js). */
 const EXTERNAL_DATA_DTYPES = new Set(['fp32', 'fp16', 'q4', 'q4f16']);
 
+/** The ONNX file of one weight variant, relative to the model folder. */
+export function onnxFileFor(dtype: string): string {
+  return `onnx/model${ONNX_FILE_SUFFIX[dtype] ?? `_${dtype}`}.onnx`;
+}
+
 /** The files of one weight variant. */
 export function modelFilesFor(dtype: string): string[] {
-  const onnx = `onnx/model${ONNX_FILE_SUFFIX[dtype] ?? `_${dtype}`}.onnx`;
+  const onnx = onnxFileFor(dtype);
   return ['config.json', 'tokenizer.json', 'tokenizer_config.json', onnx, ...(EXTERNAL_DATA_DTYPES.has(dtype) ? [`${onnx}_data`] : [])];
 }
 

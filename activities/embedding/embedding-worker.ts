@@ -15,6 +15,8 @@ import {
   type PreTrainedTokenizer,
   type Tensor,
 } from '@huggingface/transformers';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import type { EmbeddingWorkerConfig, EmbedRequestMessage, WorkerMessage } from './protocol.js';
 
 if (!process.send) throw new Error('embedding-worker.js runs as a child process forked by activities/embedding/pool.js');
@@ -54,7 +56,18 @@ interface Embedding {
   sep: bigint;
 }
 
+/** Throws unless the ONNX file is the build this version runs (EMBEDDING_WEIGHTS_SHA256 says why). */
+async function checkWeights(expected: NonNullable<EmbeddingWorkerConfig['expectedWeights']>): Promise<void> {
+  const hash = createHash('sha256');
+  for await (const chunk of fs.createReadStream(expected.path)) hash.update(chunk as Buffer);
+  const actual = hash.digest('hex');
+  if (actual !== expected.sha256) {
+    throw new Error(`${expected.path} has sha256 ${actual}, not the ${expected.sha256} of the weights this version runs`);
+  }
+}
+
 async function load(): Promise<Embedding> {
+  if (config.expectedWeights) await checkWeights(config.expectedWeights);
   const [tokenizer, model] = await Promise.all([
     AutoTokenizer.from_pretrained(config.modelId),
     AutoModel.from_pretrained(config.modelId, {

@@ -1,5 +1,5 @@
 /**
- * Text embeddings: all-MiniLM-L6-v2 (float32 ONNX graph built from the original weights, onnx-community's tokenizer), 384 dimensions,
+ * Text embeddings: all-MiniLM-L6-v2 (an 8-bit ONNX graph built from the original weights, onnx-community's tokenizer), 384 dimensions,
  * mean pooling, L2-normalized, computed in worker processes so the event loop stays free (pool.ts says why
  * not worker threads: onnxruntime-node 1.21 cannot run in more than one thread per process).
  *
@@ -12,7 +12,7 @@
  *
  * Environment: `EMBEDDING_MODEL_DIR` (models root; default
  * `${XDG_CACHE_HOME:-$HOME/.cache}/agent-platform/models`, filled by `npm run fetch-model`),
- * `EMBEDDING_THREADS` (workers, default 1; each holds 240–310 MB), `EMBEDDING_ALLOW_REMOTE=true` (let
+ * `EMBEDDING_THREADS` (workers, default 2, one on a one-core machine; each holds ~225–245 MB), `EMBEDDING_ALLOW_REMOTE=true` (let
  * Transformers.js download from the Hugging Face Hub instead; off by default).
  */
 import { WorkerEmbedder, type EmbedderOptions } from './pool.js';
@@ -23,8 +23,10 @@ export {
   EMBEDDING_DTYPE,
   EMBEDDING_MAX_TOKENS,
   EMBEDDING_MODEL_ID,
+  EMBEDDING_WEIGHTS_SHA256,
   REQUIRED_MODEL_FILES,
   modelFilesFor,
+  onnxFileFor,
   embeddingModelsRoot,
   missingModelFiles,
 } from './config.js';

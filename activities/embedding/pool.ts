@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   allowRemoteFromEnv,
@@ -8,9 +9,11 @@ import {
   EMBEDDING_DTYPE,
   EMBEDDING_MAX_TOKENS,
   EMBEDDING_MODEL_ID,
+  EMBEDDING_WEIGHTS_SHA256,
   embeddingModelsRoot,
   embeddingThreadsFromEnv,
   missingModelFiles,
+  onnxFileFor,
 } from './config.js';
 import { EmbedderUnavailableError } from './errors.js';
 import type { EmbeddingWorkerConfig, EmbedRequestMessage, WorkerMessage } from './protocol.js';
@@ -260,6 +263,9 @@ export class WorkerEmbedder implements Embedder {
       allowRemote: this.allowRemote,
       maxTokens: EMBEDDING_MAX_TOKENS,
       intraOpThreads: this.intraOpThreads,
+      ...(this.dtype === EMBEDDING_DTYPE && this.modelId === EMBEDDING_MODEL_ID
+        ? { expectedWeights: { path: path.join(this.modelsRoot, this.modelId, onnxFileFor(this.dtype)), sha256: EMBEDDING_WEIGHTS_SHA256 } }
+        : {}),
     };
     // No inherited execArgv (a parent's --inspect would collide); output goes to this process's.
     const child = fork(WORKER_PATH, [JSON.stringify(config)], {

@@ -10,6 +10,8 @@ export interface EmbeddingWorkerConfig {
   maxTokens: number;
   /** onnxruntime intra-op threads for this worker's session. */
   intraOpThreads: number;
+  /** The ONNX file's path and the sha256 it must have (the platform's own weights only). */
+  expectedWeights?: { path: string; sha256: string };
 }
 
 export interface EmbedRequestMessage {
