@@ -96,7 +96,12 @@ export function embeddingThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): n
   return integerSetting('EMBEDDING_THREADS', env) ?? Math.min(2, os.availableParallelism());
 }
 
-/** `EMBEDDING_ALLOW_REMOTE=true` lets Transformers.js download missing files from the Hugging Face Hub. */
+/**
+ * `EMBEDDING_ALLOW_REMOTE=true` lets Transformers.js download missing files from the Hugging Face Hub: the
+ * tokenizer and config, and the benchmarks' variants. Not the platform's 8-bit graph, which only
+ * `npm run fetch-model` builds: the Hub's `model_quantized.onnx` is another build, and workers refuse it
+ * (EMBEDDING_WEIGHTS_SHA256).
+ */
 export function allowRemoteFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.EMBEDDING_ALLOW_REMOTE?.trim().toLowerCase() === 'true';
 }

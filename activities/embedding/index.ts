@@ -13,7 +13,7 @@
  * Environment: `EMBEDDING_MODEL_DIR` (models root; default
  * `${XDG_CACHE_HOME:-$HOME/.cache}/agent-platform/models`, filled by `npm run fetch-model`),
  * `EMBEDDING_THREADS` (workers, default 2, one on a one-core machine; each holds ~225–245 MB), `EMBEDDING_ALLOW_REMOTE=true` (let
- * Transformers.js download from the Hugging Face Hub instead; off by default).
+ * Transformers.js download a missing tokenizer or config from the Hugging Face Hub; off by default).
  */
 import { WorkerEmbedder, type EmbedderOptions } from './pool.js';
 

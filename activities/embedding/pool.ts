@@ -48,7 +48,7 @@ export interface EmbedderOptions {
   batchSize?: number;
   /** onnxruntime threads per worker; default the available cores divided among the workers. */
   intraOpThreads?: number;
-  /** Let Transformers.js download missing files; default `EMBEDDING_ALLOW_REMOTE=true`. */
+  /** Let Transformers.js download missing files (not the platform's own graph: see config.ts); default `EMBEDDING_ALLOW_REMOTE=true`. */
   allowRemote?: boolean;
   /** Which of the model's ONNX weight files (`onnx/model_<dtype>.onnx`); default `EMBEDDING_DTYPE` (benchmarks compare others). */
   dtype?: string;
@@ -245,7 +245,7 @@ export class WorkerEmbedder implements Embedder {
               'model_missing',
               `the embedding model ${this.modelId} (${this.dtype}) is not installed in ${this.modelsRoot} ` +
                 `(missing ${missing.join(', ')}): run \`npm run fetch-model\` (or set EMBEDDING_MODEL_DIR ` +
-                'to the models folder it filled, or EMBEDDING_ALLOW_REMOTE=true to download from the Hugging Face Hub)',
+                'to the models folder it filled)',
             ),
           );
         }
