@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startsEagerly } from '../activities/eager-start.js';
+import { runCallsFromEnv } from '../activities/runs/run-calls.js';
+import type { RunCalls } from '../activities/runs/types.js';
 import { TERMINAL_EVENTS } from '../db/runs.js';
 import { AGENT_RUN_TASK_QUEUE } from '../workflows/agent-run-api.js';
 import { PING_WORKFLOW_TYPE } from '../workflows/ping-api.js';
@@ -20,7 +22,9 @@ import { benchmarkWithSettings } from './with-settings.js';
  * The platform (API, workers in this process, Temporal dev server unless TEMPORAL_ADDRESS is set) runs
  * on DATABASE_URL's Postgres, or a throwaway PGlite when it is unset. Agents use the `scripted` model
  * with no delays, so what is measured is the platform: HTTP, auth, the rate-limit and run inserts, the
- * workflow start, workflow and activity tasks, event-log writes and the SSE fan-out.
+ * workflow start, workflow and activity tasks, event-log writes and the SSE fan-out. RUN_CALLS (as for
+ * the platform: activities/runs/run-calls.ts) picks how runs make their model turns and tool calls;
+ * run the benchmark once with each to compare them.
  *
  * - SEQUENTIAL (BENCH_RUNS, default 100): POST /v1/agents/{id}/runs of a one-node graph that calls the
  *   calculator tool and then answers with text; each run gives the latency to its first SSE event
@@ -70,6 +74,8 @@ interface RunsSettings {
   total: number;
   answers: number;
   warmup: number;
+  /** RUN_CALLS, as the platform's workers read it: model turns and tool calls as activities or local ones. */
+  runCalls: RunCalls;
 }
 
 function runsSettings(): RunsSettings {
@@ -79,13 +85,14 @@ function runsSettings(): RunsSettings {
     total: wholeNumberFromEnv('BENCH_RUN_TOTAL', 256, 1),
     answers: wholeNumberFromEnv('BENCH_ANSWERS', 30, 1),
     warmup: wholeNumberFromEnv('BENCH_RUN_WARMUP', 5, 0),
+    runCalls: runCallsFromEnv(),
   };
 }
 
 export const runs = benchmarkWithSettings(
   'runs',
   runsSettings,
-  (s) => `${s.runs} sequential runs, ${s.total} at concurrency ${s.concurrency}, ${s.answers} answers`,
+  (s) => `${s.runs} sequential runs, ${s.total} at concurrency ${s.concurrency}, ${s.answers} answers, RUN_CALLS=${s.runCalls}`,
   runRuns,
 );
 
@@ -238,6 +245,7 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
         temporal: platform.temporalUiUrl ? 'dev server (in memory)' : 'external',
         workers: 'in-process',
         model: 'scripted, no delays',
+        run_calls: settings.runCalls,
         run_graph: 'one node: a calculator tool call (6 * 7), then a text turn',
         events_per_run: checked.events,
         event_types: checked.types,

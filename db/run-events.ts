@@ -69,3 +69,21 @@ export function findRunEventByDedupeKey(db: Db, tenantId: string, runId: string,
     tx.selectFrom('run_events').selectAll().where('run_id', '=', runId).where('tenant_id', '=', tenantId).where('dedupe_key', '=', dedupeKey).executeTakeFirst(),
   );
 }
+
+/**
+ * The last event of model turn `turn` in the run's log: its `message.completed` (stored under
+ * `completedKey`) when the turn was recorded, else its latest `message.delta`, else nothing.
+ */
+export function findLastTurnEvent(db: Db, tenantId: string, runId: string, turn: number, completedKey: string): Promise<RunEvent | undefined> {
+  return withTenant(db, tenantId, (tx) =>
+    tx
+      .selectFrom('run_events')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('tenant_id', '=', tenantId)
+      .where((eb) => eb.or([eb('dedupe_key', '=', completedKey), eb.and([eb('type', '=', 'message.delta'), eb(sql`data->>'turn'`, '=', String(turn))])]))
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst(),
+  );
+}

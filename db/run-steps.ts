@@ -15,9 +15,12 @@ export interface NewRunStep {
   arguments: unknown;
 }
 
-/** Records a running step; a step already recorded at this index (a retried activity) is left as it is. */
-export async function insertRunStep(tx: TenantTx, step: NewRunStep): Promise<void> {
-  await tx
+/**
+ * Records a running step; a step already recorded at this index (a retried activity) is left as it is.
+ * Answers whether this call recorded it.
+ */
+export async function insertRunStep(tx: TenantTx, step: NewRunStep): Promise<boolean> {
+  const inserted = await tx
     .insertInto('run_steps')
     .values({
       id: newId('ste'),
@@ -34,7 +37,22 @@ export async function insertRunStep(tx: TenantTx, step: NewRunStep): Promise<voi
       error: null,
     })
     .onConflict((oc) => oc.columns(['run_id', 'index']).doNothing())
-    .execute();
+    .returning('id')
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
+/** How the step ended, when it has: what an earlier attempt recorded. */
+export async function findStepEnd(tx: TenantTx, tenantId: string, runId: string, index: number): Promise<StepEnd | undefined> {
+  const row = await tx
+    .selectFrom('run_steps')
+    .select(['status', 'result', 'error'])
+    .where('run_id', '=', runId)
+    .where('index', '=', index)
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  if (!row || row.status === 'running') return undefined;
+  return row.status === 'completed' ? { ok: true, result: row.result } : { ok: false, error: row.error ?? '' };
 }
 
 export type StepEnd = { ok: true; result: unknown } | { ok: false; error: string };

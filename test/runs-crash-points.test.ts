@@ -58,7 +58,9 @@ interface PointCase {
   runs: RunRecord[];
 }
 
-describe('runs: worker crashes at each bookkeeping point', function () {
+// Once with model turns and tool calls as activities, once as local activities (RUN_CALLS), where the
+// whole run is one workflow task and everything the killed worker did runs again on the next one.
+for (const runCalls of ['activities', 'local'] as const) describe(`runs: worker crashes at each bookkeeping point (RUN_CALLS=${runCalls})`, function () {
   this.timeout(240_000);
   const cases = new Map<Point, PointCase>();
   const crashDir = fs.mkdtempSync(path.join(os.tmpdir(), 'crash-points-'));
@@ -73,7 +75,7 @@ describe('runs: worker crashes at each bookkeeping point', function () {
     // Runs held inside a transaction each keep a connection until the kill: give this worker room.
     await workers.stop();
     // 100 activities are held for good, the SDK's default number of slots: the paused runs need more.
-    await workers.start({ AGENT_PLATFORM_CRASH_DIR: crashDir, DATABASE_POOL_SIZE: '60', WORKER_MAX_CONCURRENT_ACTIVITIES: '200' });
+    await workers.start({ AGENT_PLATFORM_CRASH_DIR: crashDir, DATABASE_POOL_SIZE: '60', WORKER_MAX_CONCURRENT_ACTIVITIES: '200', RUN_CALLS: runCalls });
 
     fs.mkdirSync(path.join(crashDir, 'armed'));
     await Promise.all(POINTS.map(async (point) => {
@@ -104,7 +106,7 @@ describe('runs: worker crashes at each bookkeeping point', function () {
     killedPid = fs.readFileSync(path.join(crashDir, HELD_POINTS[0]!, runIds.get(HELD_POINTS[0]!)![0]!), 'utf8');
     const held = Date.now();
     await workers.stop(); // SIGKILL
-    await workers.start({ AGENT_PLATFORM_CRASH_DIR: crashDir });
+    await workers.start({ AGENT_PLATFORM_CRASH_DIR: crashDir, RUN_CALLS: runCalls });
 
     const { tenant: asked } = cases.get('paused')!;
     await Promise.all(runIds.get('paused')!.map(async (id) => {

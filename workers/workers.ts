@@ -8,6 +8,7 @@ import { sharedEmbedder } from '../activities/embedding/index.js';
 import { priceTableFromEnv } from '../activities/models/prices.js';
 import { secretKeyringFromEnv } from '../activities/secrets/secrets-key.js';
 import { outboundPolicyFromEnv } from '../activities/tools/outbound-guard.js';
+import { runCallsFromEnv } from '../activities/runs/run-calls.js';
 import type { Db } from '../db/database.js';
 import { integerSetting } from '../db/integer-settings.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
@@ -97,6 +98,7 @@ export async function startWorkers(options: {
     outboundPolicy: outboundPolicyFromEnv(env),
     embedder: sharedEmbedder,
     workflowBundle: bundle,
+    runCalls: runCallsFromEnv(env),
   });
   const workers = await Promise.all([
     ...ALL_TASK_QUEUES.map((taskQueue) =>

@@ -10,6 +10,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   startChild,
   workflowInfo,
   type ActivityOptions,
@@ -69,17 +70,23 @@ const bookkeeping = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
  */
 const localBookkeeping = proxyLocalActivities<Activities>(BOOKKEEPING_OPTIONS);
 
-/** Model turns and tool calls heartbeat, so a dead worker is noticed in seconds and the call retried. */
-const calls = proxyActivities<Activities>({
+const CALL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '5 seconds',
   retry: {
     initialInterval: '1 second',
     maximumInterval: '10 seconds',
     maximumAttempts: 5,
     nonRetryableErrorTypes: [...(['ModelConfiguration', 'GuardrailBlocked'] satisfies AgentRunFailureType[]), UNUSABLE_GUARDRAIL],
   },
-});
+};
+/** Model turns and tool calls heartbeat, so a dead worker is noticed in seconds and the call retried. */
+const calls = proxyActivities<Activities>({ ...CALL_OPTIONS, heartbeatTimeout: '5 seconds' });
+/**
+ * The same calls as local activities, for runs that began on a worker with RUN_CALLS=local
+ * (activities/runs/run-calls.ts): no trip through the server each; each answers what Postgres
+ * recorded when it runs again after a crash.
+ */
+const localCalls = proxyLocalActivities<Activities>(CALL_OPTIONS);
 
 interface PendingQuestion {
   id: string;
@@ -135,6 +142,8 @@ class AgentRun {
 
   /** Where the bookkeeping steps run: local activities, or activities in runs recorded before them. */
   private readonly books: typeof bookkeeping;
+  /** Where model turns and tool calls run, as the run's plan says (RUN_CALLS when it began). */
+  private calls: typeof calls = calls;
 
   constructor(
     private readonly ref: RunRef,
@@ -193,6 +202,7 @@ class AgentRun {
     // Plans recorded before guardrails existed have neither list (the history fixture holds one).
     this.outputGuardrails = runPlan.outputGuardrails ?? [];
     this.source = runPlan.source;
+    if (runPlan.calls === 'local') this.calls = localCalls;
     // Input guardrails see the run's input before any model does; a redaction is what the model gets.
     let text = runPlan.input;
     if (runPlan.inputGuardrails?.length) {
@@ -212,7 +222,7 @@ class AgentRun {
     messages.push({ role: 'user', content: nodeInput });
     const skills = (this.skills = new SkillSession(node, (use) => this.books.recordSkillUse({ ...this.ref, use })));
     for (let position = 0; position < node.maxTurns; position++) {
-      const result = await calls.callModel({
+      const result = await this.calls.callModel({
         ...this.ref,
         nodeId: node.id,
         turn: this.turnCount++,
@@ -251,7 +261,7 @@ class AgentRun {
     const builtin = step.tool?.kind === 'builtin' ? builtinTool(step.tool.builtin) : undefined;
     // Before skills, list_skills and use_skill failed in executeTool; runs recorded then replay that way.
     const skillTool = step.tool?.builtin === 'list_skills' || step.tool?.builtin === 'use_skill';
-    if (builtin?.runsIn !== 'workflow' || (skillTool && !this.has('workflow-skills', 1))) return calls.executeTool(step);
+    if (builtin?.runsIn !== 'workflow' || (skillTool && !this.has('workflow-skills', 1))) return this.calls.executeTool(step);
 
     await this.books.beginStep(step);
     let outcome: StepOutcome;
@@ -289,6 +299,15 @@ class AgentRun {
    * the subagent ended before anyone answered.
    */
   private async pauseFor(questionId: string, question: string, relayed?: { childRunId: string; questionId: string; ended: () => boolean }): Promise<string | null> {
+    const answer = await this.pauseUntilSettled(questionId, question, relayed);
+    // The `answer` update replies when its workflow task completes. With local calls the task would go
+    // on through the run's next calls first (RUN_CALLS=local), so the answer would return only after
+    // them: a timer ends the task here.
+    if (this.calls === localCalls) await sleep(1);
+    return answer;
+  }
+
+  private async pauseUntilSettled(questionId: string, question: string, relayed?: { childRunId: string; questionId: string; ended: () => boolean }): Promise<string | null> {
     try {
       // Pending before the run shows as paused, so an answer that follows the paused status is accepted.
       this.pendingQuestion = { id: questionId, question };

@@ -7,7 +7,7 @@ import { crashPoint } from '../crash-points.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import { enforceGuardrails } from '../guardrails/enforce.js';
 import { isRetryableModelError } from './errors.js';
-import { recordedTurn, turnCompletedEvent } from './recorded-turn.js';
+import { earlierTurn, recordedTurn, turnCompletedEvent } from './recorded-turn.js';
 import { streamModelTurn } from './provider.js';
 import { workspaceModelSettings } from './workspace-connections.js';
 import type { GuardedTurnResult, ModelTurnInput } from '../runs/types.js';
@@ -18,7 +18,8 @@ const HEARTBEAT_EVERY_MS = 1000;
  * One model turn, streamed: text deltas become `message.delta` events as they arrive, the whole turn a
  * `message.completed`. Heartbeats carry cancellation in (the provider request is aborted) and let
  * Temporal notice a dead worker; a retry starts with `attempt.reset` so clients drop the partial text,
- * unless the turn had already finished (activities/models/recorded-turn.ts).
+ * unless the turn had already finished (activities/models/recorded-turn.ts). As a local activity
+ * (RUN_CALLS=local) it asks the log on every run, as it cannot tell a retry from its attempt.
  *
  * With output guardrails in force, no delta leaves before the turn's whole text has passed them: the
  * text is held, checked (redacted, or the run blocked), and only then released, as one delta. A client
@@ -27,10 +28,12 @@ const HEARTBEAT_EVERY_MS = 1000;
 export async function callModel(db: Db, input: ModelTurnInput): Promise<GuardedTurnResult> {
   const context = Context.current();
   const append = (events: Parameters<typeof appendRunEventsNow>[3]) => appendRunEventsNow(db, input.tenantId, input.runId, events);
-  if (context.info.attempt > 1) {
-    const recorded = await recordedTurn(db, input);
-    if (recorded) return recorded;
-    await append([{ type: 'attempt.reset', data: { node_id: input.nodeId, turn: input.turn, attempt: context.info.attempt } }]);
+  if (context.info.attempt > 1 || context.info.isLocal) {
+    const earlier = await earlierTurn(db, input);
+    if (earlier.recorded) return earlier.recorded;
+    if (context.info.attempt > 1 || earlier.streamed) {
+      await append([{ type: 'attempt.reset', data: { node_id: input.nodeId, turn: input.turn, attempt: context.info.attempt } }]);
+    }
   }
 
   const deltas = new DeltaBuffer(async (batch) => {

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
-import { findRunEventByDedupeKey, type NewRunEvent } from '../../db/run-events.js';
+import { findLastTurnEvent, findRunEventByDedupeKey, type NewRunEvent } from '../../db/run-events.js';
+import type { RunEvent } from '../../db/schema.js';
 import type { GuardedTurnResult, ModelTurnInput, ModelTurnUsage, ToolCall, TurnUsage } from '../runs/types.js';
 
 /**
@@ -34,7 +35,21 @@ export function turnCompletedEvent(input: ModelTurnInput, result: GuardedTurnRes
 /** The turn as recorded by an earlier attempt, or undefined when none finished it. */
 export async function recordedTurn(db: Db, input: ModelTurnInput): Promise<GuardedTurnResult | undefined> {
   const event = await findRunEventByDedupeKey(db, input.tenantId, input.runId, dedupeKey(input.turn));
-  if (!event) return undefined;
+  return event && turnOf(event);
+}
+
+/**
+ * What an earlier run of this turn left: the recorded turn, or whether it streamed text that clients
+ * must drop. A local activity runs again at attempt 1 after its worker died (activities/runs/run-calls.ts),
+ * so it cannot tell from its attempt that it is a retry, and asks the log.
+ */
+export async function earlierTurn(db: Db, input: ModelTurnInput): Promise<{ recorded?: GuardedTurnResult; streamed: boolean }> {
+  const event = await findLastTurnEvent(db, input.tenantId, input.runId, input.turn, dedupeKey(input.turn));
+  if (event?.type === 'message.completed') return { recorded: turnOf(event), streamed: true };
+  return { streamed: event !== undefined };
+}
+
+function turnOf(event: RunEvent): GuardedTurnResult {
   const data = event.data as { text: string; tool_calls: ToolCall[]; usage: TurnUsage; finish_reason?: string; guardrail_usage?: ModelTurnUsage[] };
   return {
     text: data.text,

@@ -5,17 +5,17 @@ import { beginRun, finishRun, pauseRun, resumeRun } from './lifecycle.js';
 import { recordSkillUse } from './skill-uses.js';
 import { beginStep, completeStep } from './steps.js';
 import { startSubagentRun } from './subagents.js';
-import type { FinishInput, RunRef, StepInput, StepOutcome } from './types.js';
+import type { FinishInput, RunPlan, RunRef, StepInput, StepOutcome } from './types.js';
 import type { RunSkillUse } from '../../db/schema.js';
 import type { ReplayRunInput } from '../../workflows/replay-run-api.js';
 import { emitAfterBookkeeping } from '../webhooks/bookkeeping-emission.js';
 import { emitRunEnded, emitRunPaused } from '../webhooks/platform-events.js';
 
 /** The `agentRun` workflow's bookkeeping: the run record's transitions, its steps, its archived history and replays of it. */
-export function runActivities({ db, temporal, workflowBundle }: ActivityDeps) {
+export function runActivities({ db, temporal, workflowBundle, runCalls }: ActivityDeps) {
   return {
-    /** queued → running; answers the run's plan. */
-    beginRun: (ref: RunRef) => beginRun(db, ref),
+    /** queued → running; answers the run's plan, with how this worker has runs make their calls. */
+    beginRun: async (ref: RunRef): Promise<RunPlan> => ({ ...(await beginRun(db, ref)), calls: runCalls }),
     /**
      * The name `beginRun` had until histories recorded the rename: runs started before it replay and
      * resume with this one (agentRun asks for it when `patched('begin-run')` is false).
@@ -32,7 +32,9 @@ export function runActivities({ db, temporal, workflowBundle }: ActivityDeps) {
       await finishRun(db, finish);
       await emitAfterBookkeeping(`run.${finish.status}`, () => emitRunEnded({ db, temporal }, finish));
     },
-    beginStep: (step: StepInput) => beginStep(db, step),
+    beginStep: async (step: StepInput): Promise<void> => {
+      await beginStep(db, step);
+    },
     completeStep: (step: StepInput, outcome: StepOutcome) => completeStep(db, step, outcome),
     /** `use_skill` loaded a skill: the version joins the run's `skills`. */
     recordSkillUse: (input: RunRef & { use: RunSkillUse }) => recordSkillUse(db, input),

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { appendRunEvents } from '../../db/run-events.js';
-import { insertRunStep, recordStepEnd } from '../../db/run-steps.js';
+import { findStepEnd, insertRunStep, recordStepEnd } from '../../db/run-steps.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { crashPoint } from '../crash-points.js';
 import type { StepInput, StepOutcome } from './types.js';
@@ -8,10 +8,12 @@ import type { StepInput, StepOutcome } from './types.js';
 /**
  * The tool-call trace. A step row is keyed by (run, index), and its two events carry dedupe keys, so an
  * activity retried after a worker crash writes each step and each event exactly once.
+ *
+ * Begins the step; answers how it ended when an earlier attempt already ended it.
  */
-export async function beginStep(db: Db, step: StepInput): Promise<void> {
-  await withTenant(db, step.tenantId, async (tx) => {
-    await insertRunStep(tx, {
+export async function beginStep(db: Db, step: StepInput): Promise<StepOutcome | undefined> {
+  return withTenant(db, step.tenantId, async (tx) => {
+    const inserted = await insertRunStep(tx, {
       tenantId: step.tenantId,
       runId: step.runId,
       index: step.index,
@@ -28,6 +30,7 @@ export async function beginStep(db: Db, step: StepInput): Promise<void> {
         data: { node_id: step.nodeId, step_index: step.index, tool: step.call.tool, tool_call_id: step.call.id, arguments: step.call.arguments },
       },
     ]);
+    return inserted ? undefined : findStepEnd(tx, step.tenantId, step.runId, step.index);
   });
 }
 

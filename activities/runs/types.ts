@@ -66,7 +66,12 @@ export interface RunPlan extends RunRef {
   outputGuardrails: Guardrail[];
   /** `eval` for an experiment's run, where no one answers `ask_human` (absent from plans recorded before evals). */
   source?: string;
+  /** How the run makes its model turns and tool calls (activities/runs/run-calls.ts); absent from plans recorded before the choice: `activities`. */
+  calls?: RunCalls;
 }
+
+/** Model turns and tool calls as activities, or as local activities in the workflow task (RUN_CALLS). */
+export type RunCalls = 'activities' | 'local';
 
 export interface ModelTurnInput extends RunRef {
   nodeId: string;

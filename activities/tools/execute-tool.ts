@@ -22,11 +22,14 @@ type ToolDeps = Pick<ActivityDeps, 'outboundPolicy' | 'embedder'>;
 /**
  * Runs one tool call that needs I/O (an activity built-in, http, mcp, browser)
  * and records it as a step. A failing tool is an answer, not an activity failure: the model sees the
- * error and the step is stored as failed.
+ * error and the step is stored as failed. A step an earlier attempt already ended (its worker died
+ * before reporting it) answers what was recorded: the call is not made again, and the run goes on with
+ * the outcome its log shows.
  */
 export async function executeTool(db: Db, deps: ToolDeps, step: StepInput): Promise<StepOutcome> {
   const context = Context.current();
-  await beginStep(db, step);
+  const ended = await beginStep(db, step);
+  if (ended) return ended;
   const heartbeat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
   let outcome: StepOutcome;
   try {
