@@ -5,15 +5,17 @@ import { expect } from 'chai';
 import type { CrashPoint } from '../activities/crash-points.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import { call, newTenant, type TestTenant } from './support/api.js';
-import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
-import { testPlatform, testWorkerPool } from './support/global.js';
+import { createBuiltinTool, createTool, publishAgent, scriptedGraph } from './support/agents.js';
+import { ALLOWED_TOOL_HOST, testPlatform, testWorkerPool } from './support/global.js';
+import { sendJson, startToolServer, type LocalToolServer } from './support/tool-http-server.js';
 import { stream, type SseFrame } from './support/sse.js';
 
 /**
  * The worker SIGKILLed at each point of a run's bookkeeping (activities/crash-points.ts), 20 runs at each:
  * every run still ends once, with each event, step and token counted once. One worker holds all the runs
  * at once — each point's runs in a workspace of their own, armed for that point — and is killed once;
- * the next worker carries every run on. Runs paused on `ask_human` are killed under too and answered after.
+ * the next worker carries every run on. Runs paused on `ask_human` are killed under too and answered after,
+ * and runs held after an HTTP tool's step was committed must not call the tool again.
  * Needs the worker in a process of its own, so Postgres (DATABASE_URL), as CI runs it.
  */
 const RUNS_PER_POINT = 20;
@@ -24,8 +26,14 @@ const HELD_POINTS: CrashPoint[] = [
   'finish-run.before-commit',
   'finish-run.after-commit',
 ];
-type Point = CrashPoint | 'paused';
-const POINTS: Point[] = [...HELD_POINTS, 'paused'];
+/** Held at `complete-step.after-commit` too, but in an HTTP tool's step: the call must not be made again. */
+const HTTP_STEP = 'http-step.after-commit';
+type HeldPoint = CrashPoint | typeof HTTP_STEP;
+const HELD: HeldPoint[] = [...HELD_POINTS, HTTP_STEP];
+type Point = HeldPoint | 'paused';
+const POINTS: Point[] = [...HELD, 'paused'];
+/** The crash point a held case arms, whose marker files it leaves. */
+const armedAt = (point: HeldPoint): CrashPoint => (point === HTTP_STEP ? 'complete-step.after-commit' : point);
 
 /** Two steps in one turn: a workflow built-in (its end is the `completeStep` activity) and an activity tool. */
 const WORK_SCRIPT = [
@@ -39,6 +47,11 @@ const WORK_SCRIPT = [
 ];
 const ASK_SCRIPT = [
   { tool_calls: [{ tool: 'ask_human', arguments: { question: 'Which number?' } }, { tool: 'calculator', arguments: { expression: '6 * 7' } }] },
+  { text: 'It is 42.' },
+];
+/** The HTTP tool's step ends first (held there), then plan_write's, the point's next arrival. */
+const HTTP_SCRIPT = [
+  { tool_calls: [{ tool: 'fetch_number', arguments: {} }, { tool: 'plan_write', arguments: { steps: [{ title: 'multiply' }] } }] },
   { text: 'It is 42.' },
 ];
 const ANSWER = 'forty-two';
@@ -65,6 +78,7 @@ for (const runCalls of ['activities', 'local'] as const) describe(`runs: worker 
   const cases = new Map<Point, PointCase>();
   const crashDir = fs.mkdtempSync(path.join(os.tmpdir(), 'crash-points-'));
   let killedPid = '';
+  let toolServer: LocalToolServer;
 
   before(async function () {
     if (!testWorkerPool().separateProcess) {
@@ -78,15 +92,18 @@ for (const runCalls of ['activities', 'local'] as const) describe(`runs: worker 
     await workers.start({ AGENT_PLATFORM_CRASH_DIR: crashDir, DATABASE_POOL_SIZE: '60', WORKER_MAX_CONCURRENT_ACTIVITIES: '200', RUN_CALLS: runCalls });
 
     fs.mkdirSync(path.join(crashDir, 'armed'));
+    toolServer = await startToolServer((_request, res) => sendJson(res, 200, { number: 42 }), ALLOWED_TOOL_HOST);
     await Promise.all(POINTS.map(async (point) => {
       const tenant = await newTenant(`crash-${point}`);
       const tools = await Promise.all(['plan_write', 'calculator', 'ask_human'].map((b) => createBuiltinTool(tenant.key, b)));
-      const agentId = await publishAgent(tenant.key, 'crash', scriptedGraph(point === 'paused' ? ASK_SCRIPT : WORK_SCRIPT, tools));
+      tools.push(await createTool(tenant.key, { name: 'fetch_number', kind: 'http', http: { method: 'GET', url: `${toolServer.origin}/number/${tenant.tenantId}` } }));
+      const script = point === 'paused' ? ASK_SCRIPT : point === HTTP_STEP ? HTTP_SCRIPT : WORK_SCRIPT;
+      const agentId = await publishAgent(tenant.key, 'crash', scriptedGraph(script, tools));
       // The control: the same agent's run, never interrupted (its workspace is armed only after it).
       const control = await readRun(tenant, await finishUninterrupted(tenant, agentId));
       cases.set(point, { tenant, agentId, control, runs: [] });
     }));
-    for (const point of HELD_POINTS) fs.writeFileSync(path.join(crashDir, 'armed', cases.get(point)!.tenant.tenantId), point);
+    for (const point of HELD) fs.writeFileSync(path.join(crashDir, 'armed', cases.get(point)!.tenant.tenantId), armedAt(point));
 
     const runIds = new Map<Point, string[]>();
     const started = Date.now();
@@ -97,7 +114,7 @@ for (const runCalls of ['activities', 'local'] as const) describe(`runs: worker 
 
     // Every run parked: held at its point, or paused on its question.
     await waitFor('all runs held at their points', async () => {
-      const held = HELD_POINTS.every((point) => runIds.get(point)!.every((id) => fs.existsSync(path.join(crashDir, point, id))));
+      const held = HELD.every((point) => runIds.get(point)!.every((id) => fs.existsSync(path.join(crashDir, armedAt(point), id))));
       if (!held) return false;
       const { tenant } = cases.get('paused')!;
       const statuses = await Promise.all(runIds.get('paused')!.map(async (id) => (await call('GET', `/v1/runs/${id}`, { key: tenant.key })).body.run.status));
@@ -126,6 +143,7 @@ for (const runCalls of ['activities', 'local'] as const) describe(`runs: worker 
 
   after(async function () {
     fs.rmSync(crashDir, { recursive: true, force: true });
+    await toolServer?.close();
     if (!testWorkerPool().separateProcess) return;
     // The rest of the suite gets a worker without the crash points armed.
     await testWorkerPool().stop();
@@ -153,8 +171,15 @@ for (const runCalls of ['activities', 'local'] as const) describe(`runs: worker 
         if (point === 'paused') continue;
         // Held in the killed worker, let through by the next one: the kill, not a timeout, ended the hold
         // (a hold longer than a bookkeeping activity's 30 s start-to-close timeout is retried on its own worker).
-        const marker = path.join(crashDir, point, record.runId);
+        const marker = path.join(crashDir, armedAt(point), record.runId);
         expect(fs.readFileSync(marker, 'utf8'), `${record.runId} held by the killed worker`).to.equal(killedPid);
+        if (point === HTTP_STEP) {
+          // The worker died after the step's end was committed: the next one answers it without calling again.
+          const { tenant } = cases.get(point)!;
+          const calls = toolServer.requests.filter((r) => r.url === `/number/${tenant.tenantId}`);
+          expect(calls, `calls of the HTTP tool in ${tenant.tenantId}`).to.have.length(RUNS_PER_POINT + 1);
+          expect(record.steps[0].result).to.deep.equal({ number: 42 });
+        }
         if (point === 'model-turn.unrecorded') {
           // The next worker answered the turn its predecessor had recorded, without asking the model again
           // (a retry that asks again starts with attempt.reset): nothing reset, nothing streamed twice.
