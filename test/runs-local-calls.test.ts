@@ -156,8 +156,11 @@ describe('RUN_CALLS', () => {
 
 type History = Awaited<ReturnType<ReturnType<ReturnType<typeof testPlatform>['temporal']['workflow']['getHandle']>['fetchHistory']>>;
 
-function historyOf(runId: string): Promise<History> {
-  return testPlatform().temporal.workflow.getHandle(runId).fetchHistory();
+/** The history of a run's closed workflow (the run's last event is written before its workflow task completes). */
+async function historyOf(runId: string): Promise<History> {
+  const workflow = testPlatform().temporal.workflow.getHandle(runId);
+  await workflow.result();
+  return workflow.fetchHistory();
 }
 
 /** The activities the run scheduled through the server, in order. */

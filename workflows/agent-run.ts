@@ -1,6 +1,7 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   ChildWorkflowCancellationType,
   ParentClosePolicy,
   condition,
@@ -18,7 +19,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { Guardrail } from '../activities/guardrails/types.js';
-import type { ChatMessage, FinishInput, ModelTurnUsage, PlanNode, RunRef, StepInput, StepOutcome } from '../activities/runs/types.js';
+import type { ChatMessage, FinishInput, ModelTurnUsage, PlanNode, RunEnd, RunRef, StepInput, StepOutcome } from '../activities/runs/types.js';
 import type { WorkflowToolContext } from '../activities/tools/builtins/definition.js';
 import type { PlanStep } from '../activities/tools/builtins/plan.js';
 import { builtinTool } from '../activities/tools/builtins/registry.js';
@@ -136,6 +137,8 @@ class AgentRun {
   private skills: SkillSession | undefined;
   private outputGuardrails: Guardrail[] = [];
   private source: string | undefined;
+  /** The run's end as recorded before this execution began it (RunPlan.ended): nothing runs. */
+  private recordedEnd: RunEnd | undefined;
   /** Count every model turn and tool call of the run, so each has a stable key across retries. */
   private turnCount = 0;
   private stepCount = 0;
@@ -163,9 +166,12 @@ class AgentRun {
   async execute(): Promise<AgentRunResult> {
     try {
       const output = await this.runGraph();
+      if (this.recordedEnd) return endAsRecorded(this.recordedEnd);
       await this.finish({ status: 'completed', output, error: null });
       return { status: 'completed', output };
     } catch (err) {
+      // The run's end is recorded already: the workflow ends the same way, recording nothing.
+      if (this.recordedEnd) throw err;
       if (isCancellation(err)) {
         await CancellationScope.nonCancellable(() => this.finish({ status: 'cancelled', output: null, error: null }));
         throw err;
@@ -199,6 +205,10 @@ class AgentRun {
   private async runGraph(): Promise<string> {
     // Runs recorded before the activity's rename asked for `startRun`; their histories must replay.
     const runPlan = this.has('begin-run', 1) ? await this.books.beginRun(this.ref) : await this.books.startRun(this.ref);
+    if (runPlan.ended) {
+      this.recordedEnd = runPlan.ended;
+      return '';
+    }
     // Plans recorded before guardrails existed have neither list (the history fixture holds one).
     this.outputGuardrails = runPlan.outputGuardrails ?? [];
     this.source = runPlan.source;
@@ -426,6 +436,13 @@ class AgentRun {
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });
   }
+}
+
+/** How a workflow whose run's end was already recorded ends: as the run did. */
+function endAsRecorded(end: RunEnd): AgentRunResult {
+  if (end.status === 'completed') return { status: 'completed', output: end.output ?? '' };
+  if (end.status === 'cancelled') throw new CancelledFailure('the run was cancelled');
+  throw ApplicationFailure.nonRetryable(end.error?.message ?? 'the run failed', end.error?.code);
 }
 
 /** A guardrail's block carries the usage of the decision calls that made it (activities/guardrails/enforce.ts). */

@@ -5,7 +5,7 @@ import { findAgentVersion } from '../../db/agents.js';
 import { appendRunEvents } from '../../db/run-events.js';
 import { queueRunHistory } from '../../db/run-history-queue.js';
 import { listProviderPrices } from '../../db/provider-connections.js';
-import { isTerminal, listChildRunUsage, lockRun, markRunPaused, markRunResumed, markRunRunning, recordRunEnd } from '../../db/runs.js';
+import { isTerminal, listChildRunUsage, lockRun, markRunPaused, markRunResumed, markRunRunning, recordRunEnd, type TerminalStatus } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { touchThread } from '../../db/threads.js';
 import { crashPoint } from '../crash-points.js';
@@ -13,7 +13,7 @@ import { costUsd, type WorkspacePrices } from '../models/prices.js';
 import { sumUsage, type UsageSum } from '../models/usage.js';
 import { resolveGuardrails, resolveNodes, threadHistory } from './plan.js';
 import { endUnstartedSubagents, withSubagentUsage } from './subagents.js';
-import type { FinishInput, RunPlan, RunRef } from './types.js';
+import type { FinishInput, RunEnd, RunPlan, RunRef } from './types.js';
 
 /**
  * The run record's transitions, each with its event, in one transaction. Every event here carries a
@@ -27,7 +27,16 @@ export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
     if (!run) throw agentRunFailure('RunMissing', `run ${ref.runId} does not exist`);
     // Ended before it began: its workflow's start was reported failed (activities/runs/start-run-workflow.ts),
     // yet the start had gone through. Nothing runs; the end stays the one recorded.
-    if (isTerminal(run.status)) throw agentRunFailure('RunEnded', `run ${ref.runId} ended (${run.status}) before its workflow began it`);
+    if (isTerminal(run.status)) {
+      // Began and ended already: with local calls (RUN_CALLS=local) a run is one workflow task, and a worker
+      // killed after finishRun's commit leaves none of it in Temporal's history. The next worker begins the
+      // run again; it ends as recorded.
+      if (run.started_at) {
+        const ended: RunEnd = { status: run.status as TerminalStatus, output: run.output, error: run.error };
+        return { ...ref, agentId: run.agent_id, input: run.input, source: run.source, nodes: [], history: [], inputGuardrails: [], outputGuardrails: [], ended };
+      }
+      throw agentRunFailure('RunEnded', `run ${ref.runId} ended (${run.status}) before its workflow began it`);
+    }
     const version = await findAgentVersion(tx, ref.tenantId, run.agent_version_id);
     if (!version) throw new Error(`version ${run.agent_version_id} of run ${ref.runId} does not exist`);
     // An eval's run follows its variant's graph (db/runs.ts EvalCellRun).

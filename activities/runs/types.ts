@@ -68,7 +68,12 @@ export interface RunPlan extends RunRef {
   source?: string;
   /** How the run makes its model turns and tool calls (activities/runs/run-calls.ts); absent from plans recorded before the choice: `activities`. */
   calls?: RunCalls;
+  /** Set when the run had begun and ended before this `beginRun` (a worker killed after its end was committed): nothing runs; the workflow ends as recorded. */
+  ended?: RunEnd;
 }
+
+/** How a run ended, as its record says. */
+export type RunEnd = Pick<FinishInput, 'status' | 'output' | 'error'>;
 
 /** Model turns and tool calls as activities, or as local activities in the workflow task (RUN_CALLS). */
 export type RunCalls = 'activities' | 'local';
