@@ -342,4 +342,52 @@ describe('agentRun workflow', () => {
     expect(log.inputsOf('finishRun')).to.have.length(1);
     expect(log.inputsOf('finishRun')[0]).to.include({ status: 'completed', output: 'Blue it is.' });
   });
+
+  it('makes model turns and tool calls as local activities when the plan says so (RUN_CALLS=local)', async () => {
+    const ref = runRef();
+    const plan = runPlan(ref, { calls: 'local', nodes: [planNode({ tools: [httpTool('lookup')] })] });
+    const replies = [toolCallTurn({ tool: 'lookup' }), textTurn('looked up')];
+    const log = new ActivityLog();
+    const activities = log.record({
+      ...bookkeepingMocks(plan),
+      callModel: async (input) => replies[input.turn]!,
+      executeTool: async () => ({ ok: true, result: 1 }),
+    });
+
+    const history = await env.withWorker(activities, async (taskQueue) => {
+      const handle = await startRun(taskQueue, ref);
+      expect(await handle.result()).to.deep.equal({ status: 'completed', output: 'looked up' });
+      return handle.fetchHistory();
+    });
+
+    expect(log.names()).to.deep.equal(['beginRun', 'callModel', 'executeTool', 'callModel', 'finishRun']);
+    const events = history.events ?? [];
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).to.be.empty;
+    expect(events.filter((e) => e.markerRecordedEventAttributes)).to.have.length(5);
+  });
+
+  for (const [status, end] of [
+    ['completed', { status: 'completed', output: 'said before', error: null }],
+    ['failed', { status: 'failed', output: null, error: { code: 'model_error', message: 'the model failed before' } }],
+    ['cancelled', { status: 'cancelled', output: null, error: null }],
+  ] as const) {
+    it(`ends ${status} as recorded when beginRun finds the run had begun and ended: nothing runs, nothing is recorded again`, async () => {
+      const ref = runRef();
+      const log = new ActivityLog();
+      const activities = log.record({ ...bookkeepingMocks(runPlan(ref, { ended: end })), callModel: async () => textTurn('never') });
+
+      const outcome = await env.withWorker(activities, async (taskQueue) => {
+        const result = (await startRun(taskQueue, ref)).result();
+        return status === 'completed' ? result : runFailure(result);
+      });
+
+      expect(log.names()).to.deep.equal(['beginRun']);
+      if (status === 'completed') expect(outcome).to.deep.equal({ status: 'completed', output: 'said before' });
+      if (status === 'failed') {
+        expect(outcome).to.be.instanceOf(ApplicationFailure);
+        expect(outcome).to.include({ type: 'model_error', message: 'the model failed before', nonRetryable: true });
+      }
+      if (status === 'cancelled') expect(outcome).to.be.instanceOf(CancelledFailure);
+    });
+  }
 });
