@@ -25,8 +25,6 @@ export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
   return withTenant(db, ref.tenantId, async (tx) => {
     const run = await lockRun(tx, ref.tenantId, ref.runId);
     if (!run) throw agentRunFailure('RunMissing', `run ${ref.runId} does not exist`);
-    // Ended before it began: its workflow's start was reported failed (activities/runs/start-run-workflow.ts),
-    // yet the start had gone through. Nothing runs; the end stays the one recorded.
     if (isTerminal(run.status)) {
       // Began and ended already: with local calls (RUN_CALLS=local) a run is one workflow task, and a worker
       // killed after finishRun's commit leaves none of it in Temporal's history. The next worker begins the
@@ -35,6 +33,8 @@ export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
         const ended: RunEnd = { status: run.status as TerminalStatus, output: run.output, error: run.error };
         return { ...ref, agentId: run.agent_id, input: run.input, source: run.source, nodes: [], history: [], inputGuardrails: [], outputGuardrails: [], ended };
       }
+      // Ended before it began: its workflow's start was reported failed (activities/runs/start-run-workflow.ts),
+      // yet the start had gone through. Nothing runs; the end stays the one recorded.
       throw agentRunFailure('RunEnded', `run ${ref.runId} ended (${run.status}) before its workflow began it`);
     }
     const version = await findAgentVersion(tx, ref.tenantId, run.agent_version_id);
