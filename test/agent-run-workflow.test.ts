@@ -374,7 +374,7 @@ describe('agentRun workflow', () => {
     it(`ends ${status} as recorded when beginRun finds the run had begun and ended: nothing runs, nothing is recorded again`, async () => {
       const ref = runRef();
       const log = new ActivityLog();
-      const activities = log.record({ ...bookkeepingMocks(runPlan(ref, { ended: end })), callModel: async () => textTurn('never') });
+      const activities = log.record({ ...bookkeepingMocks({ ...ref, ended: end }), callModel: async () => textTurn('never') });
 
       const outcome = await env.withWorker(activities, async (taskQueue) => {
         const result = (await startRun(taskQueue, ref)).result();

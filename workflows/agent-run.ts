@@ -19,7 +19,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { Guardrail } from '../activities/guardrails/types.js';
-import type { ChatMessage, FinishInput, ModelTurnUsage, PlanNode, RunEnd, RunRef, StepInput, StepOutcome } from '../activities/runs/types.js';
+import type { BegunRun, ChatMessage, FinishInput, ModelTurnUsage, PlanNode, RunEnd, RunPlan, RunRef, StepInput, StepOutcome } from '../activities/runs/types.js';
 import type { WorkflowToolContext } from '../activities/tools/builtins/definition.js';
 import type { PlanStep } from '../activities/tools/builtins/plan.js';
 import { builtinTool } from '../activities/tools/builtins/registry.js';
@@ -137,8 +137,6 @@ class AgentRun {
   private skills: SkillSession | undefined;
   private outputGuardrails: Guardrail[] = [];
   private source: string | undefined;
-  /** The run's end as recorded before this execution began it (RunPlan.ended): nothing runs. */
-  private recordedEnd: RunEnd | undefined;
   /** Count every model turn and tool call of the run, so each has a stable key across retries. */
   private turnCount = 0;
   private stepCount = 0;
@@ -164,24 +162,29 @@ class AgentRun {
   }
 
   async execute(): Promise<AgentRunResult> {
+    const begun = await this.begin().catch((err) => this.endOnError(err));
+    // Begun and ended before this execution (BegunRun): the workflow ends as the run did, recording nothing.
+    if ('ended' in begun) return endAsRecorded(begun.ended);
     try {
-      const output = await this.runGraph();
-      if (this.recordedEnd) return endAsRecorded(this.recordedEnd);
+      const output = await this.runGraph(begun);
       await this.finish({ status: 'completed', output, error: null });
       return { status: 'completed', output };
     } catch (err) {
-      // The run's end is recorded already: the workflow ends the same way, recording nothing.
-      if (this.recordedEnd) throw err;
-      if (isCancellation(err)) {
-        await CancellationScope.nonCancellable(() => this.finish({ status: 'cancelled', output: null, error: null }));
-        throw err;
-      }
-      const error = { code: runErrorCode(failureTypeOf(err)), message: failureMessageWithRetries(err) };
-      this.turns.push(...guardrailTurnsOf(err));
-      await this.finish({ status: 'failed', output: null, error });
-      // The workflow's own failure is typed by the run's error code, as the run record shows it.
-      throw ApplicationFailure.nonRetryable(error.message, error.code);
+      return this.endOnError(err);
     }
+  }
+
+  /** Records the run's end that `err` means (cancelled or failed) and ends the workflow the same way. */
+  private async endOnError(err: unknown): Promise<never> {
+    if (isCancellation(err)) {
+      await CancellationScope.nonCancellable(() => this.finish({ status: 'cancelled', output: null, error: null }));
+      throw err;
+    }
+    const error = { code: runErrorCode(failureTypeOf(err)), message: failureMessageWithRetries(err) };
+    this.turns.push(...guardrailTurnsOf(err));
+    await this.finish({ status: 'failed', output: null, error });
+    // The workflow's own failure is typed by the run's error code, as the run record shows it.
+    throw ApplicationFailure.nonRetryable(error.message, error.code);
   }
 
   /** Rejects an answer unless a question is pending and, when the answer names one, it is that one. */
@@ -202,13 +205,12 @@ class AgentRun {
     return { questionId };
   }
 
-  private async runGraph(): Promise<string> {
+  private begin(): Promise<BegunRun> {
     // Runs recorded before the activity's rename asked for `startRun`; their histories must replay.
-    const runPlan = this.has('begin-run', 1) ? await this.books.beginRun(this.ref) : await this.books.startRun(this.ref);
-    if (runPlan.ended) {
-      this.recordedEnd = runPlan.ended;
-      return '';
-    }
+    return this.has('begin-run', 1) ? this.books.beginRun(this.ref) : this.books.startRun(this.ref);
+  }
+
+  private async runGraph(runPlan: RunPlan): Promise<string> {
     // Plans recorded before guardrails existed have neither list (the history fixture holds one).
     this.outputGuardrails = runPlan.outputGuardrails ?? [];
     this.source = runPlan.source;

@@ -5,7 +5,7 @@ import { beginRun, finishRun, pauseRun, resumeRun } from './lifecycle.js';
 import { recordSkillUse } from './skill-uses.js';
 import { beginStep, completeStep } from './steps.js';
 import { startSubagentRun } from './subagents.js';
-import type { FinishInput, RunPlan, RunRef, StepInput, StepOutcome } from './types.js';
+import type { BegunRun, FinishInput, RunRef, StepInput, StepOutcome } from './types.js';
 import type { RunSkillUse } from '../../db/schema.js';
 import type { ReplayRunInput } from '../../workflows/replay-run-api.js';
 import { emitAfterBookkeeping } from '../webhooks/bookkeeping-emission.js';
@@ -15,7 +15,7 @@ import { emitRunEnded, emitRunPaused } from '../webhooks/platform-events.js';
 export function runActivities({ db, temporal, workflowBundle, runCalls }: ActivityDeps) {
   return {
     /** queued → running; answers the run's plan, with how this worker has runs make their calls. */
-    beginRun: async (ref: RunRef): Promise<RunPlan> => ({ ...(await beginRun(db, ref)), calls: runCalls }),
+    beginRun: async (ref: RunRef): Promise<BegunRun> => ({ ...(await beginRun(db, ref)), calls: runCalls }),
     /**
      * The name `beginRun` had until histories recorded the rename: runs started before it replay and
      * resume with this one (agentRun asks for it when `patched('begin-run')` is false).

@@ -13,7 +13,7 @@ import { costUsd, type WorkspacePrices } from '../models/prices.js';
 import { sumUsage, type UsageSum } from '../models/usage.js';
 import { resolveGuardrails, resolveNodes, threadHistory } from './plan.js';
 import { endUnstartedSubagents, withSubagentUsage } from './subagents.js';
-import type { FinishInput, RunEnd, RunPlan, RunRef } from './types.js';
+import type { BegunRun, FinishInput, RunRef } from './types.js';
 
 /**
  * The run record's transitions, each with its event, in one transaction. Every event here carries a
@@ -21,18 +21,13 @@ import type { FinishInput, RunEnd, RunPlan, RunRef } from './types.js';
  */
 
 /** queued → running; reads everything the run needs (graph, tools, thread history) into its plan. */
-export async function beginRun(db: Db, ref: RunRef): Promise<RunPlan> {
+export async function beginRun(db: Db, ref: RunRef): Promise<BegunRun> {
   return withTenant(db, ref.tenantId, async (tx) => {
     const run = await lockRun(tx, ref.tenantId, ref.runId);
     if (!run) throw agentRunFailure('RunMissing', `run ${ref.runId} does not exist`);
     if (isTerminal(run.status)) {
-      // Began and ended already: with local calls (RUN_CALLS=local) a run is one workflow task, and a worker
-      // killed after finishRun's commit leaves none of it in Temporal's history. The next worker begins the
-      // run again; it ends as recorded.
-      if (run.started_at) {
-        const ended: RunEnd = { status: run.status as TerminalStatus, output: run.output, error: run.error };
-        return { ...ref, agentId: run.agent_id, input: run.input, source: run.source, nodes: [], history: [], inputGuardrails: [], outputGuardrails: [], ended };
-      }
+      // Began and ended already (EndedRun): it ends as recorded.
+      if (run.started_at) return { ...ref, ended: { status: run.status as TerminalStatus, output: run.output, error: run.error } };
       // Ended before it began: its workflow's start was reported failed (activities/runs/start-run-workflow.ts),
       // yet the start had gone through. Nothing runs; the end stays the one recorded.
       throw agentRunFailure('RunEnded', `run ${ref.runId} ended (${run.status}) before its workflow began it`);

@@ -68,9 +68,20 @@ export interface RunPlan extends RunRef {
   source?: string;
   /** How the run makes its model turns and tool calls (activities/runs/run-calls.ts); absent from plans recorded before the choice: `activities`. */
   calls?: RunCalls;
-  /** Set when the run had begun and ended before this `beginRun` (a worker killed after its end was committed): nothing runs; the workflow ends as recorded. */
-  ended?: RunEnd;
 }
+
+/**
+ * A run that had begun and ended before this `beginRun`: with local calls a worker killed after
+ * `finishRun`'s commit leaves none of the run in Temporal's history, so the next worker begins it again.
+ * Nothing runs; the workflow ends as recorded.
+ */
+export interface EndedRun extends RunRef {
+  ended: RunEnd;
+  calls?: RunCalls;
+}
+
+/** What `beginRun` answers: the run's plan, or its recorded end. */
+export type BegunRun = RunPlan | EndedRun;
 
 /** How a run ended, as its record says. */
 export type RunEnd = Pick<FinishInput, 'status' | 'output' | 'error'>;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Activities } from '../../activities/index.js';
-import type { GuardedTurnResult, ModelTurnUsage, PlanNode, PlanTool, RunPlan, RunRef } from '../../activities/runs/types.js';
+import type { BegunRun, GuardedTurnResult, ModelTurnUsage, PlanNode, PlanTool, RunPlan, RunRef } from '../../activities/runs/types.js';
 
 /**
  * Mocked activities for the `agentRun` workflow tests: plain functions under the names and types of
@@ -91,7 +91,7 @@ export function decisionTurn(model: string): ModelTurnUsage {
  * older than `beginRun` may ask for it. `storeRunHistory` serves the archiving child that replays of
  * histories older than the archive queue start, on the run's task queue: the test's.
  */
-export function bookkeepingMocks(plan: RunPlan): MockActivities {
+export function bookkeepingMocks(plan: BegunRun): MockActivities {
   return {
     beginRun: async () => plan,
     checkInput: async ({ text }) => ({ text, turns: [] }),
