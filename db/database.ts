@@ -8,6 +8,7 @@ import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
 import { attachTenantReadPool } from './tenant-reads.js';
 import { readIsoTimestamptz } from './timestamptz.js';
+import { attachTenantStatements } from './tenant-statement.js';
 import { startingTenantTransactions } from './tenant-transaction.js';
 
 export type Db = Kysely<Database>;
@@ -32,7 +33,9 @@ pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (text) => readIsoTimestamp
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
-    const db = new Kysely<Database>({ dialect: startingTenantTransactions(new PostgresDialect({ pool: openPool(config.url, config.poolSize) })) });
+    const pool = openPool(config.url, config.poolSize);
+    const db = new Kysely<Database>({ dialect: startingTenantTransactions(new PostgresDialect({ pool })) });
+    attachTenantStatements(db, pool);
     // Tenant reads have a pool of their own (db/tenant-reads.ts); it opens connections only when used.
     const readPool = attachTenantReadPool(db, openPool(config.url, config.readPoolSize));
     const listeners = new Set<PostgresListener>();

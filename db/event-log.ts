@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from './database.js';
 import { readAsTenant } from './tenant-reads.js';
-import type { TenantTx } from './tenant-transaction.js';
+import { tenantStatement } from './tenant-statement.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * An event log of runs or of experiments (the tables of createEventLogTable in
@@ -34,13 +35,29 @@ export interface NewLogEvent {
  * and that write's next attempt skips the event.
  */
 export async function appendEvents(tx: TenantTx, log: EventLog, tenantId: string, parentId: string, events: NewLogEvent[]): Promise<number[]> {
+  if (events.length === 0) return [];
+  return appendedSeqs(log, parentId, (await tx.executeQuery(appendStatement(tx, log, tenantId, parentId, events))).rows);
+}
+
+/** The same, as a transaction of its own: one round trip on Postgres (db/tenant-statement.ts). */
+export async function appendEventsNow(db: Db, log: EventLog, tenantId: string, parentId: string, events: NewLogEvent[]): Promise<number[]> {
+  if (events.length === 0) return [];
+  return appendedSeqs(log, parentId, await tenantStatement(db, tenantId, (scope) => appendStatement(scope, log, tenantId, parentId, events)));
+}
+
+interface AppendedRow {
+  fresh: number;
+  seqs: number[];
+}
+
+/** The append's one statement, of at least one event. */
+function appendStatement(scope: TenantScoped, log: EventLog, tenantId: string, parentId: string, events: NewLogEvent[]): CompiledQuery<AppendedRow> {
   // A key twice in one batch: the first is the event, the second a duplicate of it (the log's unique index would refuse both).
   const firsts = events.filter((event, i) => !event.dedupeKey || events.findIndex((other) => other.dedupeKey === event.dedupeKey) === i);
-  if (firsts.length === 0) return [];
   const batch = JSON.stringify(firsts.map((event, i) => ({ i, type: event.type, data: event.data, dedupe_key: event.dedupeKey ?? null })));
   const table = sql.table(log.table);
   const parentColumn = sql.ref(log.parentColumn);
-  const { rows } = await sql<{ fresh: number; seqs: number[] }>`
+  return sql<AppendedRow>`
     with fresh as (
       select e.i, e.type, e.data, e.dedupe_key, row_number() over (order by e.i) as n, count(*) over () as total
       from jsonb_to_recordset(${batch}::jsonb) as e(i int, type text, data jsonb, dedupe_key text)
@@ -66,7 +83,10 @@ export async function appendEvents(tx: TenantTx, log: EventLog, tenantId: string
     select (select count(*) from fresh)::int as fresh,
            array(select seq from appended order by seq) as seqs,
            (select count(*) from notified) as notified
-  `.execute(tx);
+  `.compile(scope);
+}
+
+function appendedSeqs(log: EventLog, parentId: string, rows: AppendedRow[]): number[] {
   const { fresh, seqs } = rows[0]!;
   if (seqs.length !== fresh) throw new Error(`no ${log.parentTable} row ${parentId} to append ${fresh} events to`);
   return seqs;

@@ -1,8 +1,7 @@
-import { CompiledQuery, DummyDriver, Kysely, type Compilable } from 'kysely';
-import type { Database } from './schema.js';
+import { CompiledQuery, type Compilable } from 'kysely';
+import { queryCompiler } from './query-compiler.js';
 import { directRead } from './tenant-reads.js';
 import type { TenantScoped } from './tenant-transaction.js';
-import { postgresDialectWithDriver } from './wrapped-driver.js';
 
 /**
  * A query built and compiled once per shape, then run with each call's values.
@@ -65,12 +64,9 @@ class Placeholder {
   }
 }
 
-/** A compiler that never connects: Kysely's way to compile without a database. */
-const compiler = new Kysely<Database>({ dialect: postgresDialectWithDriver(() => new DummyDriver()) }) as TenantScoped;
-
 function compileShape<Values>(build: (db: TenantScoped, values: Values) => Compilable<unknown>, names: string[]): Shape {
   const placeholders = Object.fromEntries(names.map((name) => [name, new Placeholder(name)])) as Values;
-  const compiled = build(compiler, placeholders).compile();
+  const compiled = build(queryCompiler, placeholders).compile();
   const unused = names.filter((name) => !compiled.parameters.includes((placeholders as Record<string, unknown>)[name]));
   if (unused.length > 0) {
     throw new Error(`preparedQuery: ${unused.join(', ')} did not become a parameter of the query (unused, or not a single value)`);

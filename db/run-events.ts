@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
-import { appendEvents, readEvents, type EventLog, type NewLogEvent } from './event-log.js';
+import { appendEvents, appendEventsNow, readEvents, type EventLog, type NewLogEvent } from './event-log.js';
 import type { RunEvent } from './schema.js';
+import { tenantStatement } from './tenant-statement.js';
 import { withTenant, type TenantTx } from './tenant-transaction.js';
 
 /** The Postgres channel every append notifies, with the run id as payload. */
@@ -36,9 +37,9 @@ export function appendRunEvents(tx: TenantTx, tenantId: string, runId: string, e
   return appendEvents(tx, RUN_EVENT_LOG, tenantId, runId, events);
 }
 
-/** The same, in a transaction of its own. */
+/** The same, in a transaction of its own (one round trip on Postgres). */
 export function appendRunEventsNow(db: Db, tenantId: string, runId: string, events: NewRunEvent[]): Promise<number[]> {
-  return withTenant(db, tenantId, (tx) => appendRunEvents(tx, tenantId, runId, events));
+  return appendEventsNow(db, RUN_EVENT_LOG, tenantId, runId, events);
 }
 
 /** The run's events after `afterSeq`, oldest first. */
@@ -74,9 +75,10 @@ export function findRunEventByDedupeKey(db: Db, tenantId: string, runId: string,
  * The last event of model turn `turn` in the run's log: its `message.completed` (stored under
  * `completedKey`) when the turn was recorded, else its latest `message.delta`, else nothing.
  */
-export function findLastTurnEvent(db: Db, tenantId: string, runId: string, turn: number, completedKey: string): Promise<RunEvent | undefined> {
-  return withTenant(db, tenantId, (tx) =>
-    tx
+export async function findLastTurnEvent(db: Db, tenantId: string, runId: string, turn: number, completedKey: string): Promise<RunEvent | undefined> {
+  // Asked before every model turn with local calls: one round trip (db/tenant-statement.ts).
+  const [event] = await tenantStatement(db, tenantId, (scope) =>
+    scope
       .selectFrom('run_events')
       .selectAll()
       .where('run_id', '=', runId)
@@ -84,6 +86,7 @@ export function findLastTurnEvent(db: Db, tenantId: string, runId: string, turn:
       .where((eb) => eb.or([eb('dedupe_key', '=', completedKey), eb.and([eb('type', '=', 'message.delta'), eb(sql`data->>'turn'`, '=', String(turn))])]))
       .orderBy('seq', 'desc')
       .limit(1)
-      .executeTakeFirst(),
+      .compile(),
   );
+  return event;
 }

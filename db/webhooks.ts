@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
+import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { preparedPage, type Page, type PageQuery } from './page.js';
 import type { Webhook } from './schema.js';
+import { tenantStatement } from './tenant-statement.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `webhooks` table: outbound webhook subscriptions (docs/webhooks.md). */
@@ -49,14 +51,23 @@ export async function listWebhooksPage(reader: TenantScoped, tenantId: string, q
  * reads only ids.
  */
 export async function listSubscribedWebhookIds(tx: TenantTx, tenantId: string, type: string): Promise<string[]> {
-  const rows = await tx
+  const rows = await subscribedWebhooks(tx, tenantId, type).execute();
+  return rows.map((row) => row.id);
+}
+
+/** Whether the workspace has any enabled subscription to `type`, in one round trip (db/tenant-statement.ts): what most events cost. */
+export async function hasSubscribedWebhook(db: Db, tenantId: string, type: string): Promise<boolean> {
+  const rows = await tenantStatement(db, tenantId, (scope) => subscribedWebhooks(scope, tenantId, type).limit(1).compile());
+  return rows.length > 0;
+}
+
+function subscribedWebhooks(scope: TenantScoped, tenantId: string, type: string) {
+  return scope
     .selectFrom('webhooks')
     .select('id')
     .where('tenant_id', '=', tenantId)
     .where('enabled', '=', true)
-    .where(sql<boolean>`events @> ${JSON.stringify([type])}::jsonb`)
-    .execute();
-  return rows.map((row) => row.id);
+    .where(sql<boolean>`events @> ${JSON.stringify([type])}::jsonb`);
 }
 
 export interface WebhookChanges {

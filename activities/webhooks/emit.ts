@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { Db } from '../../db/database.js';
 import { insertDeliveries, storeWebhookEvent, type PendingDelivery } from '../../db/webhook-deliveries.js';
-import { listSubscribedWebhookIds } from '../../db/webhooks.js';
+import { hasSubscribedWebhook, listSubscribedWebhookIds } from '../../db/webhooks.js';
 import { withTenant, type TenantTx } from '../../db/tenant-transaction.js';
 import {
   DELIVER_WEBHOOK_TASK_QUEUE,
@@ -24,11 +24,12 @@ export interface WebhookEmission {
 /**
  * Sends an event to the workspace's subscriptions to it, exactly once each: called after the
  * bookkeeping that made the event has committed, and again if that activity is retried. A workspace with
- * no subscription to the type pays one indexed query. The event and its deliveries are stored first (in
+ * no subscription to the type pays one indexed query, in one round trip. The event and its deliveries are stored first (in
  * one transaction), then each pending delivery's workflow is started under its deterministic id, so a
  * repeated emission stores nothing twice and starts nothing twice.
  */
 export async function emitWebhookEvent(db: Db, temporal: Client, tenantId: string, emission: WebhookEmission): Promise<void> {
+  if (!(await hasSubscribedWebhook(db, tenantId, emission.type))) return;
   const pending = await withTenant(db, tenantId, async (tx) => {
     const webhookIds = await listSubscribedWebhookIds(tx, tenantId, emission.type);
     if (webhookIds.length === 0) return [];

@@ -1,0 +1,136 @@
+import { createRequire } from 'node:module';
+import type { CompiledQuery } from 'kysely';
+import pg from 'pg';
+import type { Db } from './database.js';
+import { queryCompiler } from './query-compiler.js';
+import { TENANT_ROLE, withTenant, type TenantScoped } from './tenant-transaction.js';
+
+/**
+ * One statement as one tenant, in one round trip.
+ *
+ * Why: `withTenant` costs a statement that stands alone three round trips (`begin` carrying the
+ * settings, the statement, `commit`). A run made six such transactions (three event appends, two reads
+ * of its log by the model turns, the webhook lookup at its end), and under the runs benchmark the
+ * process's main thread spent ~29 % of its time in socket writes, one per round trip
+ * (docs/performance.md).
+ *
+ * How: Postgres' extended protocol runs everything between two Sync messages as one implicit
+ * transaction. The tenant settings (`set_config(…, true)`: local to that transaction, the tenant a
+ * bound parameter) and the statement go as Parse/Bind/Execute messages and then one Sync, in one write,
+ * and the replies come back together. The transaction commits at the Sync, or rolls back when either
+ * fails; the settings end with it, so the pooled connection goes back as it came. It runs on the same
+ * pool as Kysely's transactions and opens no connection of its own.
+ *
+ * The statement is built on a compiler that never connects (`build` gets it, so the repositories'
+ * tenant-scoped builders serve both ways). PGlite has one connection and no round trips: there it is
+ * `withTenant`'s transaction.
+ */
+export function tenantStatement<Row>(db: Db, tenantId: string, build: (scope: TenantScoped) => CompiledQuery<Row>): Promise<Row[]> {
+  return tenantStatements(db, tenantId, (scope) => [build(scope)]);
+}
+
+/**
+ * Statements run in order as one tenant in one transaction, in one round trip as above; answers the last
+ * one's rows. Each statement takes its snapshot when it starts (read committed), after the ones before it
+ * have run: a lock taken by one holds for the next. For work whose statements do not depend on each
+ * other's answers; work that decides between statements takes `withTenant`.
+ */
+export async function tenantStatements<Row>(
+  db: Db,
+  tenantId: string,
+  build: (scope: TenantScoped) => readonly [...CompiledQuery<unknown>[], CompiledQuery<Row>],
+): Promise<Row[]> {
+  const pool = statementPools.get(db);
+  if (!pool) {
+    return withTenant(db, tenantId, async (tx) => {
+      let rows: unknown[] = [];
+      for (const statement of build(tx)) rows = (await tx.executeQuery(statement)).rows;
+      return rows as Row[];
+    });
+  }
+  const statements = build(queryCompiler);
+  const last = statements.at(-1)!;
+  const client = await pool.connect();
+  try {
+    return await new Promise<Row[]>((resolve, reject) => {
+      const query = new TenantStatementQuery(tenantId, statements.slice(0, -1), last, (err, result) => (err ? reject(err) : resolve(result.rows as Row[])));
+      client.query(query);
+    });
+  } finally {
+    client.release();
+  }
+}
+
+/** The pool of each open Postgres database, for its tenant statements (db/database.ts attaches it). */
+const statementPools = new WeakMap<Db, pg.Pool>();
+
+/** Lets `tenantStatement` run on `db`'s pool in one round trip. */
+export function attachTenantStatements(db: Db, pool: pg.Pool): void {
+  statementPools.set(db, pool);
+}
+
+/** The settings `withTenant` makes, in the statement's implicit transaction. */
+const SETTINGS_SQL = `select set_config('role', '${TENANT_ROLE}', true), set_config('app.tenant_id', $1, true)`;
+
+/** The members of node-postgres' Query that this file overrides: its protocol handling, used by pg-cursor too, not in its types. */
+interface QueryProtocol {
+  prepare(connection: ProtocolConnection): void;
+  handleDataRow(message: unknown): void;
+  handleCommandComplete(message: unknown, connection: ProtocolConnection): void;
+}
+
+/** The messages of node-postgres' connection that the settings need. */
+interface ProtocolConnection {
+  parse(message: { text: string }): void;
+  bind(message: { values: unknown[]; valueMapper: (value: unknown) => unknown }): void;
+  execute(message: { portal: string }): void;
+}
+
+/** How node-postgres turns a JavaScript value into a parameter (dates, arrays, JSON), as for any query. */
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
+
+type QueryCallback = (err: Error | undefined, result: pg.QueryResult) => void;
+const ExtendedQuery = pg.Query as unknown as new (config: pg.QueryConfig & { queryMode: 'extended' }, callback: QueryCallback) => pg.Query & QueryProtocol;
+
+/**
+ * The last statement, with the tenant settings and the statements before it sent ahead of it, before
+ * the one Sync that node-postgres sends after a statement's Execute (the messages go out in one write:
+ * Query corks the socket around `prepare`). What those earlier statements answer is not passed on; an
+ * error in any statement is the query's error, as for any query, and Postgres skips the rest.
+ */
+class TenantStatementQuery extends ExtendedQuery {
+  /** Statements sent ahead whose completion has not come back yet: the settings and `ahead`. */
+  private pendingAhead: number;
+
+  constructor(
+    private readonly tenantId: string,
+    private readonly ahead: readonly CompiledQuery<unknown>[],
+    last: CompiledQuery<unknown>,
+    callback: QueryCallback,
+  ) {
+    super({ text: last.sql, values: [...last.parameters], queryMode: 'extended' }, callback);
+    this.pendingAhead = 1 + ahead.length;
+  }
+
+  override prepare(connection: ProtocolConnection): void {
+    sendAhead(connection, SETTINGS_SQL, [this.tenantId]);
+    for (const statement of this.ahead) sendAhead(connection, statement.sql, statement.parameters);
+    super.prepare(connection);
+  }
+
+  override handleDataRow(message: unknown): void {
+    if (this.pendingAhead === 0) super.handleDataRow(message);
+  }
+
+  override handleCommandComplete(message: unknown, connection: ProtocolConnection): void {
+    if (this.pendingAhead === 0) return super.handleCommandComplete(message, connection);
+    this.pendingAhead--;
+  }
+}
+
+/** A statement whose rows are not read: no Describe, so its rows come without a description. */
+function sendAhead(connection: ProtocolConnection, text: string, values: readonly unknown[]): void {
+  connection.parse({ text });
+  connection.bind({ values: [...values], valueMapper: prepareValue });
+  connection.execute({ portal: '' });
+}
