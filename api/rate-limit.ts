@@ -1,4 +1,5 @@
-import { takeWindowHit, type SlidingWindow } from '../db/rate-limit-hits.js';
+import type { Db } from '../db/database.js';
+import { takeWindowHit, takeWindowHitNow, type SlidingWindow, type WindowCount } from '../db/rate-limit-hits.js';
 import type { TenantTx } from '../db/tenant-transaction.js';
 import { ApiError } from './errors.js';
 
@@ -13,8 +14,16 @@ export const RUN_RATE_LIMIT: RateLimit = { bucket: 'runs', limit: 60, windowSeco
  * every API process. Over the limit it throws 429 with Retry-After (seconds until the oldest counted
  * request leaves the window); otherwise it answers the RateLimit-* headers for the response.
  */
-export async function takeRateLimitToken(tx: TenantTx, tenantId: string, keyId: string, limit: RateLimit): Promise<Record<string, string>> {
-  const { used, oldest, now } = await takeWindowHit(tx, tenantId, keyId, limit);
+export async function takeRateLimitToken(db: Db, tenantId: string, keyId: string, limit: RateLimit): Promise<Record<string, string>> {
+  return answerWindowHit(limit, await takeWindowHitNow(db, tenantId, keyId, limit));
+}
+
+/** The same inside `tx`, with other limits that must all hold (or none be counted). */
+export async function takeRateLimitTokenIn(tx: TenantTx, tenantId: string, keyId: string, limit: RateLimit): Promise<Record<string, string>> {
+  return answerWindowHit(limit, await takeWindowHit(tx, tenantId, keyId, limit));
+}
+
+function answerWindowHit(limit: RateLimit, { used, oldest, now }: WindowCount): Record<string, string> {
   const resetSeconds = oldest ? Math.max(1, Math.ceil((oldest.getTime() + limit.windowSeconds * 1000 - now.getTime()) / 1000)) : limit.windowSeconds;
   if (used >= limit.limit) {
     throw new ApiError('rate_limited', `rate limit of ${limit.limit} requests per ${limit.windowSeconds} s exceeded; retry in ${resetSeconds} s`, {}, {

@@ -1,14 +1,15 @@
-import type { TenantTx } from './tenant-transaction.js';
+import type { CompiledQuery } from 'kysely';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /** The `run_histories` table: each finished run's Temporal history, kept for replay. */
 
 /** Stores the run's history as JSON text, replacing an earlier copy (a retried activity). */
-export async function saveRunHistory(tx: TenantTx, tenantId: string, runId: string, history: string, eventCount: number): Promise<void> {
-  await tx
+export function saveRunHistoryStatement(scope: TenantScoped, tenantId: string, runId: string, history: string, eventCount: number): CompiledQuery<unknown> {
+  return scope
     .insertInto('run_histories')
     .values({ run_id: runId, tenant_id: tenantId, history, event_count: eventCount })
     .onConflict((oc) => oc.column('run_id').doUpdateSet({ history, event_count: eventCount }))
-    .execute();
+    .compile();
 }
 
 /** The stored history (parsed JSON) and its number of events; undefined until the run has ended. */

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from './database.js';
-import type { TenantTx } from './tenant-transaction.js';
+import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
  * The `run_history_queue` table: runs that have ended and whose Temporal history the archiver
@@ -46,5 +46,9 @@ export async function recordHistoryCopyFailure(tx: TenantTx, tenantId: string, r
 
 /** Takes the run off the queue: its history is saved in this transaction, or there is none to save. */
 export async function dequeueRunHistory(tx: TenantTx, tenantId: string, runId: string): Promise<void> {
-  await tx.deleteFrom('run_history_queue').where('run_id', '=', runId).where('tenant_id', '=', tenantId).execute();
+  await tx.executeQuery(dequeueRunHistoryStatement(tx, tenantId, runId));
+}
+
+export function dequeueRunHistoryStatement(scope: TenantScoped, tenantId: string, runId: string): CompiledQuery<unknown> {
+  return scope.deleteFrom('run_history_queue').where('run_id', '=', runId).where('tenant_id', '=', tenantId).compile();
 }

@@ -2,8 +2,9 @@ import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { Db } from '../../db/database.js';
-import { dequeueRunHistory, listQueuedHistories, recordHistoryCopyFailure, type QueuedHistory } from '../../db/run-history-queue.js';
-import { saveRunHistory } from '../../db/run-histories.js';
+import { dequeueRunHistory, dequeueRunHistoryStatement, listQueuedHistories, recordHistoryCopyFailure, type QueuedHistory } from '../../db/run-history-queue.js';
+import { saveRunHistoryStatement } from '../../db/run-histories.js';
+import { tenantStatements } from '../../db/tenant-statement.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import type { RunRef } from './types.js';
 
@@ -122,14 +123,14 @@ export async function storeRunHistory(db: Db, temporal: Client, ref: RunRef): Pr
   return copyHistory(db, handle, ref);
 }
 
-/** Saves the closed workflow's history and takes the run off the queue, in one transaction; answers its event count. */
+/** Saves the closed workflow's history and takes the run off the queue, in one transaction (one round trip); answers its event count. */
 async function copyHistory(db: Db, handle: WorkflowHandle, ref: RunRef): Promise<number> {
   const history = await handle.fetchHistory();
   const eventCount = history.events?.length ?? 0;
   const json = historyToJSON(history);
-  await withTenant(db, ref.tenantId, async (tx) => {
-    await saveRunHistory(tx, ref.tenantId, ref.runId, json, eventCount);
-    await dequeueRunHistory(tx, ref.tenantId, ref.runId);
-  });
+  await tenantStatements(db, ref.tenantId, (scope) => [
+    saveRunHistoryStatement(scope, ref.tenantId, ref.runId, json, eventCount),
+    dequeueRunHistoryStatement(scope, ref.tenantId, ref.runId),
+  ]);
   return eventCount;
 }

@@ -1,10 +1,11 @@
 import { isIPv6 } from 'node:net';
 import { isVisitorOfThread } from '../../db/deployments.js';
 import type { Run } from '../../db/schema.js';
-import type { TenantScoped, TenantTx } from '../../db/tenant-transaction.js';
+import type { Db } from '../../db/database.js';
+import { withTenant, type TenantScoped, type TenantTx } from '../../db/tenant-transaction.js';
 import { notFound } from '../errors.js';
 import type { Caller } from '../operation.js';
-import { RUN_RATE_LIMIT, takeRateLimitToken } from '../rate-limit.js';
+import { RUN_RATE_LIMIT, takeRateLimitToken, takeRateLimitTokenIn } from '../rate-limit.js';
 
 /**
  * How the operations that take a publishable key (`publishable`) confine it to its deployment. To the
@@ -52,16 +53,19 @@ export function runOrigin(caller: Caller): { source: 'api' | 'deployment'; deplo
  * Counts a run request against the caller's limits: an API key's 60 per minute; a deployment's own
  * limit and its per-visitor (IP address) limit. Answers the RateLimit-* headers of the tightest.
  */
-export async function takeRunRateLimit(tx: TenantTx, caller: Caller, visitorIp: string): Promise<Record<string, string>> {
+export async function takeRunRateLimit(db: Db, caller: Caller, visitorIp: string): Promise<Record<string, string>> {
   const scope = caller.deployment;
-  if (!scope) return takeRateLimitToken(tx, caller.tenantId, caller.keyId, RUN_RATE_LIMIT);
-  const perDeployment = await takeRateLimitToken(tx, caller.tenantId, scope.id, { bucket: 'deployment-runs', limit: scope.runsPerMinute, windowSeconds: 60 });
-  const perVisitor = await takeRateLimitToken(tx, caller.tenantId, `${scope.id}:${visitorAddress(visitorIp)}`, {
-    bucket: 'deployment-visitor-runs',
-    limit: scope.runsPerMinutePerVisitor,
-    windowSeconds: 60,
+  if (!scope) return takeRateLimitToken(db, caller.tenantId, caller.keyId, RUN_RATE_LIMIT);
+  // Both limits in one transaction: a request the visitor's limit refuses is not counted against the deployment's.
+  return withTenant(db, caller.tenantId, async (tx) => {
+    const perDeployment = await takeRateLimitTokenIn(tx, caller.tenantId, scope.id, { bucket: 'deployment-runs', limit: scope.runsPerMinute, windowSeconds: 60 });
+    const perVisitor = await takeRateLimitTokenIn(tx, caller.tenantId, `${scope.id}:${visitorAddress(visitorIp)}`, {
+      bucket: 'deployment-visitor-runs',
+      limit: scope.runsPerMinutePerVisitor,
+      windowSeconds: 60,
+    });
+    return Number(perVisitor['RateLimit-Remaining']) < Number(perDeployment['RateLimit-Remaining']) ? perVisitor : perDeployment;
   });
-  return Number(perVisitor['RateLimit-Remaining']) < Number(perDeployment['RateLimit-Remaining']) ? perVisitor : perDeployment;
 }
 
 /**

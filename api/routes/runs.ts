@@ -68,7 +68,7 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
     // The answer is a stream: refused before the run is recorded when the workspace has too many open.
     holdStreamSlot(koa, caller);
     // Counted in a transaction of its own, so refused requests count too.
-    const rateHeaders = await tenant((tx) => takeRunRateLimit(tx, caller, koa.ip));
+    const rateHeaders = await takeRunRateLimit(deps.db, caller, koa.ip);
     const run = await tenant(async (tx) => {
       const agent = agentOfCaller(caller, await agentOr404(tx, caller.tenantId, params.id), params.id);
       if (body.thread_id) await threadOfCaller(tx, caller, body.thread_id, koa.get(VISITOR_TOKEN_HEADER));

@@ -465,7 +465,7 @@ export const triggerSchedule = defineOperation<{ id: string }>({
   responses: { 202: { description: 'Temporal fires it now', schema: closedObject({ schedule_id: { type: 'string' }, triggered: { const: true } }) } },
   handler: async ({ params, caller, tenant, deps }) => {
     // Each trigger starts a run: counted as POST /v1/agents/{id}/runs is, in a transaction of its own so refused requests count too.
-    const rateHeaders = await tenant((tx) => takeRateLimitToken(tx, caller.tenantId, caller.keyId, RUN_RATE_LIMIT));
+    const rateHeaders = await takeRateLimitToken(deps.db, caller.tenantId, caller.keyId, RUN_RATE_LIMIT);
     const schedule = await tenant((tx) => scheduleOr404(tx, caller.tenantId, params.id));
     await deps.temporal.schedule
       .getHandle(schedule.id)
