@@ -15,6 +15,7 @@ import { KEY_USES, PlatformApi, type TimedFrame, type TimedStream } from './plat
 import type { BenchmarkResult, SampledSubjectResult } from './run.js';
 import { percentile, ratio, round2, wholeNumberFromEnv } from './sampled.js';
 import { benchmarkWithSettings } from './with-settings.js';
+import { startCpuMeter, type CpuSpent } from './cpu-meter.js';
 
 /**
  * Agent runs end to end on the real platform, beside bare Temporal client calls measured in the same run.
@@ -30,7 +31,9 @@ import { benchmarkWithSettings } from './with-settings.js';
  *   calculator tool and then answers with text; each run gives the latency to its first SSE event
  *   (`run.created`) and to `run.completed`, timed from just before the request.
  * - CONCURRENT (BENCH_RUN_TOTAL, default 256, BENCH_RUN_CONCURRENCY in flight, default 32): the same
- *   runs, each read to `run.completed`; runs completed per second of wall time.
+ *   runs, each read to `run.completed`; runs completed per second of wall time. Also the CPU each run
+ *   and each baseline workflow cost over its concurrent phase, this process's and the machine's
+ *   (bench/cpu-meter.ts): less moved by the host's load than the rates.
  * - ANSWER (BENCH_ANSWERS, default 30): a graph whose first turn calls `ask_human`; its stream ends at
  *   `run.paused`. A GET /v1/runs/{id}/events stream is opened with `Last-Event-ID: <paused seq>`, and
  *   ANSWER_SETTLE_MS later POST /v1/runs/{id}/answer is sent; timed until the first event on that
@@ -155,12 +158,23 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
 
     // ---- concurrent ----
     console.log(`[bench] concurrent: ${settings.total} ping executes, ${settings.total} bare run shapes, then ${settings.total} runs, ${settings.concurrency} at a time...`);
+    let meter = startCpuMeter();
     const pingConcurrent = await concurrently(settings.total, settings.concurrency, () => pings.execute());
+    const pingCpu = meter();
+    meter = startCpuMeter();
     const bareShapeConcurrent = await concurrently(settings.total, settings.concurrency, () => bareShapes.execute());
+    const bareShapeCpu = meter();
     const concurrentKeys = await api.keysFor(settings.total);
+    meter = startCpuMeter();
     const runsConcurrent = await concurrently(settings.total, settings.concurrency, async () => {
       return (await timedRun(api, mathAgent, concurrentKeys.next())).completedMs;
     });
+    const runsCpu = meter();
+    const perItem = (spent: CpuSpent) => ({
+      process_ms: round2(spent.processMs / settings.total),
+      machine_busy_ms: spent.machineBusyMs === null ? null : round2(spent.machineBusyMs / settings.total),
+    });
+    const cpu = { run: perItem(runsCpu), ping: perItem(pingCpu), run_shape: perItem(bareShapeCpu) };
 
     // ---- answer → next event ----
     console.log(`[bench] answers: ${settings.answers} paused runs answered...`);
@@ -254,6 +268,8 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
         sequential_order: 'rounds of temporal-start, temporal-execute, temporal-execute-run-shape, run (first event and completed from the same run)',
         // Runs start eagerly where the workers are in the API's process, and so do the baselines; the SDK
         // does not ask when the worker has no free workflow task slot.
+        // CPU per run and per baseline workflow over the concurrent phases (bench/cpu-meter.ts).
+        cpu_per_concurrent_item: cpu,
         baselines_started_eagerly: { pings: `${pings.eagerStarts} of ${pings.starts}`, run_shapes: `${bareShapes.eagerStarts()} of ${bareShapes.starts()}` },
       },
       subjects: [fe, done, conc, next, answered, start, exec, execConc, shape, shapeConc],
@@ -268,6 +284,9 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
         answer_next_event_p99_over_temporal_execute_p99: ratio(next.latency_p99_ms, exec.latency_p99_ms),
         run_completed_p50_over_run_shape_p50: ratio(done.latency_p50_ms, shape.latency_p50_ms),
         runs_per_s_over_run_shapes_per_s: ratio(conc.completed_per_s ?? NaN, shapeConc.completed_per_s ?? NaN),
+        machine_cpu_per_run_over_run_shape: ratio(cpu.run.machine_busy_ms ?? NaN, cpu.run_shape.machine_busy_ms ?? NaN),
+        machine_cpu_per_run_over_ping: ratio(cpu.run.machine_busy_ms ?? NaN, cpu.ping.machine_busy_ms ?? NaN),
+        process_cpu_per_run_over_run_shape: ratio(cpu.run.process_ms, cpu.run_shape.process_ms),
       },
     };
   } finally {
