@@ -33,7 +33,8 @@ export function tenantStatement<Row>(db: Db, tenantId: string, build: (scope: Te
  * Statements run in order as one tenant in one transaction, in one round trip as above; answers the last
  * one's rows. Each statement takes its snapshot when it starts (read committed), after the ones before it
  * have run: a lock taken by one holds for the next. For work whose statements do not depend on each
- * other's answers; work that decides between statements takes `withTenant`.
+ * other's answers; work that decides between statements takes `withTenant`. No statement may be
+ * transaction control (`begin`, `commit`): it would end the implicit transaction, and the settings with it.
  */
 export async function tenantStatements<Row>(
   db: Db,
@@ -49,13 +50,22 @@ export async function tenantStatements<Row>(
     });
   }
   const statements = build(queryCompiler);
-  const last = statements.at(-1)!;
+  let settle!: QueryCallback;
+  const answered = new Promise<Row[]>((resolve, reject) => {
+    settle = (err, result) => (err ? reject(err) : resolve(result.rows as Row[]));
+  });
+  // Built before a connection is taken: a parameter that cannot be converted throws here, with nothing sent.
+  const query = new TenantStatementQuery(tenantId, statements.slice(0, -1), statements.at(-1)!, settle);
   const client = await pool.connect();
   try {
-    return await new Promise<Row[]>((resolve, reject) => {
-      const query = new TenantStatementQuery(tenantId, statements.slice(0, -1), last, (err, result) => (err ? reject(err) : resolve(result.rows as Row[])));
-      client.query(query);
-    });
+    client.query(query);
+  } catch (err) {
+    // Thrown while its messages were being written: the connection's state is unknown, so the pool drops it.
+    client.release(err as Error);
+    throw err;
+  }
+  try {
+    return await answered;
   } finally {
     client.release();
   }
@@ -77,12 +87,13 @@ interface QueryProtocol {
   prepare(connection: ProtocolConnection): void;
   handleDataRow(message: unknown): void;
   handleCommandComplete(message: unknown, connection: ProtocolConnection): void;
+  handleEmptyQuery(connection: ProtocolConnection): void;
 }
 
 /** The messages of node-postgres' connection that the settings need. */
 interface ProtocolConnection {
   parse(message: { text: string }): void;
-  bind(message: { values: unknown[]; valueMapper: (value: unknown) => unknown }): void;
+  bind(message: { values: unknown[] }): void;
   execute(message: { portal: string }): void;
 }
 
@@ -101,6 +112,7 @@ const ExtendedQuery = pg.Query as unknown as new (config: pg.QueryConfig & { que
 class TenantStatementQuery extends ExtendedQuery {
   /** Statements sent ahead whose completion has not come back yet: the settings and `ahead`. */
   private pendingAhead: number;
+  private readonly aheadValues: unknown[][];
 
   constructor(
     private readonly tenantId: string,
@@ -108,13 +120,16 @@ class TenantStatementQuery extends ExtendedQuery {
     last: CompiledQuery<unknown>,
     callback: QueryCallback,
   ) {
-    super({ text: last.sql, values: [...last.parameters], queryMode: 'extended' }, callback);
+    super({ text: last.sql, values: last.parameters.map((value) => prepareValue(value)), queryMode: 'extended' }, callback);
     this.pendingAhead = 1 + ahead.length;
+    // Converted now, as node-postgres converts any query's parameters, so that nothing can throw between
+    // the first message written and the Sync: a Sync sent after a failed Bind would commit what ran ahead.
+    this.aheadValues = ahead.map((statement) => statement.parameters.map((value) => prepareValue(value)));
   }
 
   override prepare(connection: ProtocolConnection): void {
     sendAhead(connection, SETTINGS_SQL, [this.tenantId]);
-    for (const statement of this.ahead) sendAhead(connection, statement.sql, statement.parameters);
+    this.ahead.forEach((statement, i) => sendAhead(connection, statement.sql, this.aheadValues[i]!));
     super.prepare(connection);
   }
 
@@ -126,11 +141,17 @@ class TenantStatementQuery extends ExtendedQuery {
     if (this.pendingAhead === 0) return super.handleCommandComplete(message, connection);
     this.pendingAhead--;
   }
+
+  /** An empty statement ahead completes this way instead. */
+  override handleEmptyQuery(connection: ProtocolConnection): void {
+    if (this.pendingAhead === 0) return super.handleEmptyQuery(connection);
+    this.pendingAhead--;
+  }
 }
 
-/** A statement whose rows are not read: no Describe, so its rows come without a description. */
-function sendAhead(connection: ProtocolConnection, text: string, values: readonly unknown[]): void {
+/** A statement whose rows are not read (no Describe), its parameters converted already. */
+function sendAhead(connection: ProtocolConnection, text: string, values: unknown[]): void {
   connection.parse({ text });
-  connection.bind({ values: [...values], valueMapper: prepareValue });
+  connection.bind({ values });
   connection.execute({ portal: '' });
 }

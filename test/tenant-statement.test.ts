@@ -91,6 +91,31 @@ describe('tenant statements', () => {
     }
   });
 
+  it('refuses a parameter it cannot convert before sending anything, and the statements ahead of it with it (Postgres)', async function () {
+    if (testPlatform().databaseKind !== 'postgres') {
+      console.log("      (skipped on embedded PGlite: there statements run in withTenant's transaction, one by one, and PGlite converts parameters its own way)");
+      this.skip();
+    }
+    const { db } = testPlatform();
+    const unconvertible = {
+      toPostgres() {
+        throw new Error('cannot be a parameter');
+      },
+    };
+    const name = `never-${randomUUID()}`;
+    for (const position of ['ahead', 'last'] as const) {
+      const insert = (scope: TenantScoped) => scope.insertInto('agents').values({ id: `agt_${randomUUID()}`, tenant_id: a.tenantId, name, description: null }).compile();
+      const bad = (scope: TenantScoped) => sql`select ${unconvertible}::text`.compile(scope);
+      const failed = await failure(
+        tenantStatements(db, a.tenantId, (scope) => (position === 'ahead' ? [insert(scope), bad(scope), insert(scope)] : [insert(scope), bad(scope)])),
+      );
+      expect(failed.message, position).to.match(/cannot be a parameter/);
+    }
+    expect((await unfilteredAgents(a)).map((row) => row.name)).to.not.include(name);
+    // Every connection still answers, as itself.
+    for (const session of await poolSessions(8)) expect(session.role).to.not.equal(TENANT_ROLE);
+  });
+
   it('sends the statement alone: no begin, no commit, one query (Postgres)', async function () {
     if (testPlatform().databaseKind !== 'postgres') {
       console.log('      (skipped on embedded PGlite: one in-process connection, no round trips; there a statement is a withTenant transaction)');
