@@ -14,13 +14,13 @@ export const RUN_RATE_LIMIT: RateLimit = { bucket: 'runs', limit: 60, windowSeco
  * every API process. Over the limit it throws 429 with Retry-After (seconds until the oldest counted
  * request leaves the window); otherwise it answers the RateLimit-* headers for the response.
  */
-export async function takeRateLimitToken(db: Db, tenantId: string, keyId: string, limit: RateLimit): Promise<Record<string, string>> {
-  return answerWindowHit(limit, await takeWindowHitNow(db, tenantId, keyId, limit));
+export async function takeRateLimitToken(tx: TenantTx, tenantId: string, keyId: string, limit: RateLimit): Promise<Record<string, string>> {
+  return answerWindowHit(limit, await takeWindowHit(tx, tenantId, keyId, limit));
 }
 
-/** The same inside `tx`, with other limits that must all hold (or none be counted). */
-export async function takeRateLimitTokenIn(tx: TenantTx, tenantId: string, keyId: string, limit: RateLimit): Promise<Record<string, string>> {
-  return answerWindowHit(limit, await takeWindowHit(tx, tenantId, keyId, limit));
+/** The same in a transaction of its own (one round trip on Postgres), so that refused requests count too. */
+export async function takeRateLimitTokenNow(db: Db, tenantId: string, keyId: string, limit: RateLimit): Promise<Record<string, string>> {
+  return answerWindowHit(limit, await takeWindowHitNow(db, tenantId, keyId, limit));
 }
 
 function answerWindowHit(limit: RateLimit, { used, oldest, now }: WindowCount): Record<string, string> {

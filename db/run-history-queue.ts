@@ -49,6 +49,7 @@ export async function dequeueRunHistory(tx: TenantTx, tenantId: string, runId: s
   await tx.executeQuery(dequeueRunHistoryStatement(tx, tenantId, runId));
 }
 
+/** The same as a statement, for `tenantStatements` (db/tenant-statement.ts). */
 export function dequeueRunHistoryStatement(scope: TenantScoped, tenantId: string, runId: string): CompiledQuery<unknown> {
   return scope.deleteFrom('run_history_queue').where('run_id', '=', runId).where('tenant_id', '=', tenantId).compile();
 }

@@ -74,7 +74,7 @@ export async function tenantStatements<Row>(
 /** The pool of each open Postgres database, for its tenant statements (db/database.ts attaches it). */
 const statementPools = new WeakMap<Db, pg.Pool>();
 
-/** Lets `tenantStatement` run on `db`'s pool in one round trip. */
+/** Lets `tenantStatement` and `tenantStatements` run on `db`'s pool in one round trip. */
 export function attachTenantStatements(db: Db, pool: pg.Pool): void {
   statementPools.set(db, pool);
 }
@@ -90,7 +90,7 @@ interface QueryProtocol {
   handleEmptyQuery(connection: ProtocolConnection): void;
 }
 
-/** The messages of node-postgres' connection that the settings need. */
+/** The messages of node-postgres' connection that the statements sent ahead need. */
 interface ProtocolConnection {
   parse(message: { text: string }): void;
   bind(message: { values: unknown[] }): void;

@@ -3,8 +3,9 @@ import { preparedPage } from '../db/page.js';
 import { preparedQuery } from '../db/prepared-query.js';
 import { readAsTenant } from '../db/tenant-reads.js';
 import { withTenant, type TenantScoped } from '../db/tenant-transaction.js';
-import { call, newTenant, type TestTenant } from './support/api.js';
+import type { TestTenant } from './support/api.js';
 import { testPlatform } from './support/global.js';
+import { tenantsWithAgents } from './support/tenants-with-agents.js';
 
 /** db/prepared-query.ts: built and compiled once per shape, run with each call's values. */
 describe('prepared queries', () => {
@@ -12,14 +13,7 @@ describe('prepared queries', () => {
   let b: TestTenant;
 
   before(async () => {
-    a = await newTenant('prepared-a');
-    b = await newTenant('prepared-b');
-    for (const [tenant, names] of [[a, ['a-1', 'a-2', 'a-3']], [b, ['b-1']]] as const) {
-      for (const name of names) {
-        const created = await call('POST', '/v1/agents', { key: tenant.key, body: { name, description: `${name} described` } });
-        expect(created.status).to.equal(201);
-      }
-    }
+    ({ a, b } = await tenantsWithAgents('prepared', { a: ['a-1', 'a-2', 'a-3'], b: ['b-1'] }, (name) => `${name} described`));
   });
 
   const asTenant = <T>(tenant: TestTenant, work: (reader: TenantScoped) => Promise<T>) => readAsTenant(testPlatform().db, tenant.tenantId, work);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ApiError } from '../api/errors.js';
-import { takeRateLimitToken, takeRateLimitTokenIn } from '../api/rate-limit.js';
+import { takeRateLimitToken, takeRateLimitTokenNow } from '../api/rate-limit.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import { call, newTenant } from './support/api.js';
 import { failure } from './support/failure.js';
@@ -33,7 +33,7 @@ describe('run rate limit', () => {
   });
 });
 
-describe('rate limit window (takeRateLimitToken, takeRateLimitTokenIn)', () => {
+describe('rate limit window (takeRateLimitToken, takeRateLimitTokenNow)', () => {
   const limit = { bucket: 'test-window', limit: 3, windowSeconds: 60 };
   let tenantId: string;
 
@@ -41,7 +41,7 @@ describe('rate limit window (takeRateLimitToken, takeRateLimitTokenIn)', () => {
     tenantId = (await newTenant('window')).tenantId;
   });
 
-  const take = (keyId: string) => takeRateLimitToken(testPlatform().db, tenantId, keyId, limit);
+  const take = (keyId: string) => takeRateLimitTokenNow(testPlatform().db, tenantId, keyId, limit);
   const hits = (keyId: string) => testPlatform().db.selectFrom('rate_limit_hits').where('key_id', '=', keyId).where('bucket', '=', limit.bucket);
   const stored = async (keyId: string) => (await hits(keyId).select('at').execute()).length;
   /** Moves the key's hits back in time, as if they had been taken `seconds` earlier. */
@@ -54,7 +54,7 @@ describe('rate limit window (takeRateLimitToken, takeRateLimitTokenIn)', () => {
     for (let i = 0; i < 3; i++) remaining.push((await take(keyId))['RateLimit-Remaining']);
     expect(remaining).to.deep.equal(['2', '1', '0']);
     // Refused in a transaction that goes on to commit: the refusal itself stores nothing.
-    const refused = await withTenant(testPlatform().db, tenantId, (tx) => failure(takeRateLimitTokenIn(tx, tenantId, keyId, limit)));
+    const refused = await withTenant(testPlatform().db, tenantId, (tx) => failure(takeRateLimitToken(tx, tenantId, keyId, limit)));
     expect((refused as ApiError).code).to.equal('rate_limited');
     expect(Number((refused as ApiError).headers['Retry-After'])).to.be.within(58, 60);
     expect(await stored(keyId)).to.equal(3);

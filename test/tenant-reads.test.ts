@@ -4,8 +4,9 @@ import pg from 'pg';
 import { preparedQuery } from '../db/prepared-query.js';
 import { readAsTenant } from '../db/tenant-reads.js';
 import type { TenantScoped } from '../db/tenant-transaction.js';
-import { call, newTenant, type TestTenant } from './support/api.js';
+import { call, type TestTenant } from './support/api.js';
 import { testPlatform } from './support/global.js';
+import { tenantsWithAgents } from './support/tenants-with-agents.js';
 
 /** db/tenant-reads.ts: reads as one tenant outside a transaction, on connections that keep their tenant. */
 describe('tenant reads', () => {
@@ -13,11 +14,7 @@ describe('tenant reads', () => {
   let b: TestTenant;
 
   before(async () => {
-    a = await newTenant('reads-a');
-    b = await newTenant('reads-b');
-    for (const [tenant, names] of [[a, ['a-1', 'a-2']], [b, ['b-1']]] as const) {
-      for (const name of names) expect((await call('POST', '/v1/agents', { key: tenant.key, body: { name } })).status).to.equal(201);
-    }
+    ({ a, b } = await tenantsWithAgents('reads', { a: ['a-1', 'a-2'], b: ['b-1'] }));
   });
 
   /** The agents a query without a tenant filter finds when reading as `tenant`: row-level security alone scopes it. */

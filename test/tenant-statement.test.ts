@@ -4,9 +4,10 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { tenantStatement, tenantStatements } from '../db/tenant-statement.js';
 import { TENANT_ROLE, type TenantScoped } from '../db/tenant-transaction.js';
-import { call, newTenant, type TestTenant } from './support/api.js';
+import type { TestTenant } from './support/api.js';
 import { failure } from './support/failure.js';
 import { testPlatform } from './support/global.js';
+import { tenantsWithAgents } from './support/tenants-with-agents.js';
 
 /** db/tenant-statement.ts: statements as one tenant in one transaction, with the settings, in one round trip on Postgres. */
 describe('tenant statements', () => {
@@ -14,11 +15,7 @@ describe('tenant statements', () => {
   let b: TestTenant;
 
   before(async () => {
-    a = await newTenant('statement-a');
-    b = await newTenant('statement-b');
-    for (const [tenant, names] of [[a, ['a-1', 'a-2']], [b, ['b-1']]] as const) {
-      for (const name of names) expect((await call('POST', '/v1/agents', { key: tenant.key, body: { name } })).status).to.equal(201);
-    }
+    ({ a, b } = await tenantsWithAgents('statement', { a: ['a-1', 'a-2'], b: ['b-1'] }));
   });
 
   /** The agents a statement without a tenant filter finds as `tenant`: row-level security alone scopes it. */

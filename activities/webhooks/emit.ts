@@ -24,9 +24,10 @@ export interface WebhookEmission {
 /**
  * Sends an event to the workspace's subscriptions to it, exactly once each: called after the
  * bookkeeping that made the event has committed, and again if that activity is retried. A workspace with
- * no subscription to the type pays one indexed query, in one round trip. The event and its deliveries are stored first (in
- * one transaction), then each pending delivery's workflow is started under its deterministic id, so a
- * repeated emission stores nothing twice and starts nothing twice.
+ * no subscription to the type pays one indexed query in one round trip (the transaction after it reads
+ * the subscriptions again). The event and its deliveries are stored first (in one transaction), then each
+ * pending delivery's workflow is started under its deterministic id, so a repeated emission stores
+ * nothing twice and starts nothing twice.
  */
 export async function emitWebhookEvent(db: Db, temporal: Client, tenantId: string, emission: WebhookEmission): Promise<void> {
   if (!(await hasSubscribedWebhook(db, tenantId, emission.type))) return;

@@ -4,7 +4,7 @@ import type { Run } from '../../db/schema.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
-import { RUN_RATE_LIMIT, takeRateLimitToken } from '../rate-limit.js';
+import { RUN_RATE_LIMIT, takeRateLimitTokenNow } from '../rate-limit.js';
 import { startAgentRunWorkflow } from '../../activities/runs/start-run-workflow.js';
 
 /**
@@ -17,7 +17,7 @@ export type ChannelRun = NewRun & { runId: string; threadId: string };
 
 /** One run request of the channel against RUN_RATE_LIMIT, in a transaction of its own so refused requests count too. */
 export async function takeChannelRunToken(deps: AppDeps, tenantId: string, channelId: string): Promise<Record<string, string>> {
-  return takeRateLimitToken(deps.db, tenantId, channelId, RUN_RATE_LIMIT);
+  return takeRateLimitTokenNow(deps.db, tenantId, channelId, RUN_RATE_LIMIT);
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Db } from '../../db/database.js';
 import { withTenant, type TenantScoped, type TenantTx } from '../../db/tenant-transaction.js';
 import { notFound } from '../errors.js';
 import type { Caller } from '../operation.js';
-import { RUN_RATE_LIMIT, takeRateLimitToken, takeRateLimitTokenIn } from '../rate-limit.js';
+import { RUN_RATE_LIMIT, takeRateLimitToken, takeRateLimitTokenNow } from '../rate-limit.js';
 
 /**
  * How the operations that take a publishable key (`publishable`) confine it to its deployment. To the
@@ -55,11 +55,11 @@ export function runOrigin(caller: Caller): { source: 'api' | 'deployment'; deplo
  */
 export async function takeRunRateLimit(db: Db, caller: Caller, visitorIp: string): Promise<Record<string, string>> {
   const scope = caller.deployment;
-  if (!scope) return takeRateLimitToken(db, caller.tenantId, caller.keyId, RUN_RATE_LIMIT);
+  if (!scope) return takeRateLimitTokenNow(db, caller.tenantId, caller.keyId, RUN_RATE_LIMIT);
   // Both limits in one transaction: a request the visitor's limit refuses is not counted against the deployment's.
   return withTenant(db, caller.tenantId, async (tx) => {
-    const perDeployment = await takeRateLimitTokenIn(tx, caller.tenantId, scope.id, { bucket: 'deployment-runs', limit: scope.runsPerMinute, windowSeconds: 60 });
-    const perVisitor = await takeRateLimitTokenIn(tx, caller.tenantId, `${scope.id}:${visitorAddress(visitorIp)}`, {
+    const perDeployment = await takeRateLimitToken(tx, caller.tenantId, scope.id, { bucket: 'deployment-runs', limit: scope.runsPerMinute, windowSeconds: 60 });
+    const perVisitor = await takeRateLimitToken(tx, caller.tenantId, `${scope.id}:${visitorAddress(visitorIp)}`, {
       bucket: 'deployment-visitor-runs',
       limit: scope.runsPerMinutePerVisitor,
       windowSeconds: 60,

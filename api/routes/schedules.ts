@@ -28,7 +28,7 @@ import { findThread } from '../../db/threads.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { ApiError, invalidRequest, type FieldError } from '../errors.js';
 import { defineOperation, type JsonSchema, type OperationContext } from '../operation.js';
-import { RUN_RATE_LIMIT, takeRateLimitToken } from '../rate-limit.js';
+import { RUN_RATE_LIMIT, takeRateLimitTokenNow } from '../rate-limit.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, deletionResult, listOf, nullableTimestamp, pageQuery, pathParams, timestamp } from '../schemas.js';
@@ -465,7 +465,7 @@ export const triggerSchedule = defineOperation<{ id: string }>({
   responses: { 202: { description: 'Temporal fires it now', schema: closedObject({ schedule_id: { type: 'string' }, triggered: { const: true } }) } },
   handler: async ({ params, caller, tenant, deps }) => {
     // Each trigger starts a run: counted as POST /v1/agents/{id}/runs is, in a transaction of its own so refused requests count too.
-    const rateHeaders = await takeRateLimitToken(deps.db, caller.tenantId, caller.keyId, RUN_RATE_LIMIT);
+    const rateHeaders = await takeRateLimitTokenNow(deps.db, caller.tenantId, caller.keyId, RUN_RATE_LIMIT);
     const schedule = await tenant((tx) => scheduleOr404(tx, caller.tenantId, params.id));
     await deps.temporal.schedule
       .getHandle(schedule.id)
