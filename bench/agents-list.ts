@@ -23,7 +23,8 @@ import type { Benchmark, BenchmarkResult, BenchSettings, SubjectResult } from '.
  * validation, and the row-level-security scope: a tenant read (db/tenant-reads.ts), the query alone on a
  * connection that last read for the same workspace, as here. So platform/baseline is the cost of
  * our framework per request. The baseline queries through its own plain `pg` Pool (same size as the
- * platform's) on Postgres; on PGlite, which has one connection per database, it sends the raw SQL
+ * platform's) on Postgres, its query a named statement when the platform prepares its statements
+ * (db/statement-cache.ts, DATABASE_PREPARED_STATEMENTS); on PGlite, which has one connection per database, it sends the raw SQL
  * through the platform's Kysely handle, which owns that connection. Both serve through api/http-server's
  * listen(), so HTTP server settings are the same. Before measuring, both bodies are checked to be equal.
  * Type parsers are node-postgres' for the whole process, so the baseline's pool reads timestamps with the
@@ -92,7 +93,7 @@ async function runAgentsList(settings: BenchSettings): Promise<BenchmarkResult> 
         temporal: platform.temporalUiUrl ? 'dev server (in memory)' : 'external',
         seeded_agents: SEEDED_AGENTS,
         response_bytes: responseBytes,
-        baseline_db_access: database.kind === 'postgres' ? 'own pg Pool' : "raw SQL on the platform's PGlite handle",
+        baseline_db_access: database.kind === 'postgres' ? `own pg Pool, ${database.preparedStatements ? 'prepared' : 'unnamed'} statement` : "raw SQL on the platform's PGlite handle",
         rounds: ROUNDS,
       },
       subjects,
@@ -136,7 +137,9 @@ async function startBaseline(db: Db, database: DatabaseConfig, tenantId: string)
   let closePool = async () => {};
   if (database.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: database.url, max: database.poolSize });
-    query = async () => (await pool.query<AgentRow>(LIST_AGENTS_SQL, params)).rows;
+    // Prepared on each connection as the platform prepares its repeated statements, unless those are off.
+    const statement = { name: database.preparedStatements ? 'list_agents' : undefined, text: LIST_AGENTS_SQL, values: params };
+    query = async () => (await pool.query<AgentRow>(statement)).rows;
     closePool = () => pool.end();
   } else {
     const compiled = CompiledQuery.raw(LIST_AGENTS_SQL, params);

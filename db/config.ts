@@ -3,16 +3,33 @@ import { integerSetting } from './integer-settings.js';
 
 /** Where the database lives: an external Postgres when DATABASE_URL is set, else embedded PGlite files. */
 export type DatabaseConfig =
-  /** `readPoolSize`: the connections of the tenant reads' own pool (db/tenant-reads.ts). */
-  | { kind: 'postgres'; url: string; poolSize: number; readPoolSize: number }
+  /**
+   * `readPoolSize`: the connections of the tenant reads' own pool (db/tenant-reads.ts).
+   * `preparedStatements`: repeated statements prepared on their connections (db/statement-cache.ts).
+   */
+  | { kind: 'postgres'; url: string; poolSize: number; readPoolSize: number; preparedStatements: boolean }
   | { kind: 'pglite'; dataDir: string };
 
 export function databaseConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
   if (env.DATABASE_URL) {
     const poolSize = integerSetting('DATABASE_POOL_SIZE', env) ?? 10;
-    return { kind: 'postgres', url: env.DATABASE_URL, poolSize, readPoolSize: integerSetting('DATABASE_READ_POOL_SIZE', env) ?? poolSize };
+    return {
+      kind: 'postgres',
+      url: env.DATABASE_URL,
+      poolSize,
+      readPoolSize: integerSetting('DATABASE_READ_POOL_SIZE', env) ?? poolSize,
+      preparedStatements: preparedStatementsFromEnv(env),
+    };
   }
   return { kind: 'pglite', dataDir: path.join(dataDirFromEnv(env), 'pglite') };
+}
+
+/** DATABASE_PREPARED_STATEMENTS: `on` (the default) or `off`. */
+function preparedStatementsFromEnv(env: NodeJS.ProcessEnv): boolean {
+  const value = env.DATABASE_PREPARED_STATEMENTS?.trim();
+  if (value === undefined || value === '' || value === 'on') return true;
+  if (value === 'off') return false;
+  throw new Error(`DATABASE_PREPARED_STATEMENTS must be 'on' or 'off', not '${value}'`);
 }
 
 /** The folder for every file the embedded defaults keep: PGlite's database, Temporal's SQLite file. */

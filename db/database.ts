@@ -8,6 +8,7 @@ import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
 import { attachTenantReadPool } from './tenant-reads.js';
 import { readIsoTimestamptz } from './timestamptz.js';
+import { poolClientClass } from './statement-cache.js';
 import { attachTenantStatements } from './tenant-statement.js';
 import { startingTenantTransactions } from './tenant-transaction.js';
 
@@ -33,11 +34,11 @@ pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (text) => readIsoTimestamp
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
-    const pool = openPool(config.url, config.poolSize);
+    const pool = openPool(config.url, config.poolSize, config.preparedStatements);
     const db = new Kysely<Database>({ dialect: startingTenantTransactions(new PostgresDialect({ pool })) });
     attachTenantStatements(db, pool);
     // Tenant reads have a pool of their own (db/tenant-reads.ts); it opens connections only when used.
-    const readPool = attachTenantReadPool(db, openPool(config.url, config.readPoolSize));
+    const readPool = attachTenantReadPool(db, openPool(config.url, config.readPoolSize, config.preparedStatements));
     const listeners = new Set<PostgresListener>();
     return {
       db,
@@ -79,9 +80,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   };
 }
 
-function openPool(url: string, size: number): pg.Pool {
+function openPool(url: string, size: number, preparedStatements: boolean): pg.Pool {
   // keepAlive: a connection to a host that vanished (a failover without a reset) is noticed by TCP.
-  const pool = new pg.Pool({ connectionString: url, max: size, keepAlive: true });
+  const pool = new pg.Pool({ connectionString: url, max: size, keepAlive: true, Client: poolClientClass(preparedStatements) });
   // When Postgres restarts or drops connections, pg emits 'error' on every client it cut — idle ones
   // through the pool, checked-out ones on the client itself — and an 'error' nobody listens to crashes
   // the process. Logged instead: the query in flight fails on its own, and the pool discards the dead

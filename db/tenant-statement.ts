@@ -3,6 +3,7 @@ import type { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import type { Db } from './database.js';
 import { queryCompiler } from './query-compiler.js';
+import { StatementCachingClient } from './statement-cache.js';
 import { TENANT_ROLE, withTenant, type TenantScoped } from './tenant-transaction.js';
 
 /**
@@ -50,26 +51,59 @@ export async function tenantStatements<Row>(
     });
   }
   const statements = build(queryCompiler);
-  let settle!: QueryCallback;
-  const answered = new Promise<Row[]>((resolve, reject) => {
-    settle = (err, result) => (err ? reject(err) : resolve(result.rows as Row[]));
-  });
+  const ahead = statements.slice(0, -1);
+  const last = statements.at(-1)!;
   // Built before a connection is taken: a parameter that cannot be converted throws here, with nothing sent.
-  const query = new TenantStatementQuery(tenantId, statements.slice(0, -1), statements.at(-1)!, settle);
+  let pending = pendingQuery(tenantId, ahead, last);
   const client = await pool.connect();
+  // The last statement runs prepared on connections that cache statements (db/statement-cache.ts); those ahead, unnamed.
+  const caching = client instanceof StatementCachingClient ? client : undefined;
+  let dropped: unknown;
   try {
-    client.query(query);
+    pending.query.name = caching?.statementName(last.sql, last.parameters.length);
+    try {
+      return (await send(client, pending)) as Row[];
+    } catch (err) {
+      // Its prepared plan was stale: nothing of the implicit transaction stands, so it runs once more, prepared anew.
+      if (!pending.query.name || !caching?.forgetIfStale(err, last.sql)) throw err;
+      pending = pendingQuery(tenantId, ahead, last);
+      pending.query.name = caching.statementName(last.sql, last.parameters.length);
+      return (await send(client, pending)) as Row[];
+    }
   } catch (err) {
     // Thrown while its messages were being written: the connection's state is unknown, so the pool drops it.
-    client.release(err as Error);
-    throw err;
-  }
-  try {
-    return await answered;
+    if (err instanceof UnsentQueryError) dropped = err.cause;
+    throw dropped ?? err;
   } finally {
-    client.release();
+    client.release(dropped as Error | undefined);
   }
 }
+
+/** A query not yet sent, and its rows once answered. */
+interface PendingQuery {
+  query: TenantStatementQuery;
+  answered: Promise<unknown[]>;
+}
+
+function pendingQuery(tenantId: string, ahead: readonly CompiledQuery<unknown>[], last: CompiledQuery<unknown>): PendingQuery {
+  let settle!: QueryCallback;
+  const answered = new Promise<unknown[]>((resolve, reject) => {
+    settle = (err, result) => (err ? reject(err) : resolve(result.rows));
+  });
+  return { query: new TenantStatementQuery(tenantId, ahead, last, settle), answered };
+}
+
+function send(client: pg.PoolClient, pending: PendingQuery): Promise<unknown[]> {
+  try {
+    client.query(pending.query);
+  } catch (err) {
+    throw new UnsentQueryError('a tenant statement could not be written', { cause: err });
+  }
+  return pending.answered;
+}
+
+/** A query whose writing threw: the connection may hold part of its messages. */
+class UnsentQueryError extends Error {}
 
 /** The pool of each open Postgres database, for its tenant statements (db/database.ts attaches it). */
 const statementPools = new WeakMap<Db, pg.Pool>();
@@ -84,6 +118,9 @@ const SETTINGS_SQL = `select set_config('role', '${TENANT_ROLE}', true), set_con
 
 /** The members of node-postgres' Query that this file overrides: its protocol handling, used by pg-cursor too, not in its types. */
 interface QueryProtocol {
+  name: string | undefined;
+  text: string;
+  hasBeenParsed(connection: ProtocolConnection): boolean;
   prepare(connection: ProtocolConnection): void;
   handleDataRow(message: unknown): void;
   handleCommandComplete(message: unknown, connection: ProtocolConnection): void;
@@ -92,7 +129,9 @@ interface QueryProtocol {
 
 /** The messages of node-postgres' connection that the statements sent ahead need. */
 interface ProtocolConnection {
-  parse(message: { text: string }): void;
+  parse(message: { text: string; name?: string }): void;
+  /** Named statements whose Parse is on its way, by name: node-postgres' record, which its own queries keep too. */
+  submittedNamedStatements: Record<string, string>;
   bind(message: { values: unknown[] }): void;
   execute(message: { portal: string }): void;
 }
@@ -128,6 +167,13 @@ class TenantStatementQuery extends ExtendedQuery {
   }
 
   override prepare(connection: ProtocolConnection): void {
+    // A named statement new to the connection is parsed before anything else: its ParseComplete is then the
+    // first reply, and node-postgres, which records the query's name at every ParseComplete, records it only
+    // once that parse has succeeded (a failure skips everything after it, the other parses too).
+    if (this.name && !this.hasBeenParsed(connection)) {
+      connection.parse({ text: this.text, name: this.name });
+      connection.submittedNamedStatements[this.name] = this.text;
+    }
     sendAhead(connection, SETTINGS_SQL, [this.tenantId]);
     this.ahead.forEach((statement, i) => sendAhead(connection, statement.sql, this.aheadValues[i]!));
     super.prepare(connection);

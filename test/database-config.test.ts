@@ -16,4 +16,13 @@ describe('database configuration from the environment', () => {
       expect(() => databaseConfigFromEnv({ DATABASE_URL: url, DATABASE_READ_POOL_SIZE: bad })).to.throw(`DATABASE_READ_POOL_SIZE must be a positive integer, not '${bad}'`);
     }
   });
+
+  it('prepares repeated statements unless DATABASE_PREPARED_STATEMENTS is off, and refuses anything but on and off', () => {
+    expect(databaseConfigFromEnv({ DATABASE_URL: url })).to.include({ preparedStatements: true });
+    expect(databaseConfigFromEnv({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'on' })).to.include({ preparedStatements: true });
+    expect(databaseConfigFromEnv({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'off' })).to.include({ preparedStatements: false });
+    for (const bad of ['false', 'no', 'OFF']) {
+      expect(() => databaseConfigFromEnv({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: bad })).to.throw(`DATABASE_PREPARED_STATEMENTS must be 'on' or 'off', not '${bad}'`);
+    }
+  });
 });
