@@ -9,6 +9,7 @@ import { attachTenantStatements, tenantStatement, tenantStatements } from '../db
 import { TENANT_ROLE, type TenantScoped } from '../db/tenant-transaction.js';
 import { failure } from './support/failure.js';
 import { testPlatform } from './support/global.js';
+import { tenantsWithAgents } from './support/tenants-with-agents.js';
 
 /**
  * db/statement-cache.ts: repeated statements prepared on their connection. Each test runs on a pool of
@@ -92,6 +93,32 @@ describe('statement cache (Postgres)', function () {
       await client.query('commit');
     } finally {
       client.release();
+    }
+  });
+
+  it("scopes a statement prepared as the owner by row-level security when it runs as a tenant, each tenant's own rows", async () => {
+    const prefix = `cache-${randomUUID()}`;
+    const { a, b } = await tenantsWithAgents(prefix, { a: [`${prefix}-a1`], b: [`${prefix}-b1`, `${prefix}-b2`] });
+    // No tenant filter of its own: row-level security alone scopes it.
+    const text = marked('select tenant_id, name from agents where name like $1 order by name');
+    const agents = async (tenantId?: string) => {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        if (tenantId) await client.query("select set_config('role', $1, true), set_config('app.tenant_id', $2, true)", [TENANT_ROLE, tenantId]);
+        const rows = (await client.query<{ tenant_id: string; name: string }>(text, [`${prefix}%`])).rows;
+        await client.query('commit');
+        return rows.map((row) => `${row.tenant_id === a.tenantId ? 'a' : row.tenant_id === b.tenantId ? 'b' : '?'}:${row.name.slice(prefix.length + 1)}`);
+      } finally {
+        client.release();
+      }
+    };
+    for (let run = 0; run < USES_BEFORE_PREPARING; run++) expect(await agents()).to.deep.equal(['a:a1', 'b:b1', 'b:b2']);
+    expect(await prepared()).to.include(text);
+    for (let round = 0; round < 3; round++) {
+      expect(await agents(a.tenantId)).to.deep.equal(['a:a1']);
+      expect(await agents(b.tenantId)).to.deep.equal(['b:b1', 'b:b2']);
+      expect(await agents()).to.deep.equal(['a:a1', 'b:b1', 'b:b2']);
     }
   });
 
