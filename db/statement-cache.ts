@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import pg from 'pg';
 
 /**
@@ -14,43 +15,50 @@ import pg from 'pg';
  * seen once (a literal spelled into it) never takes a name. Postgres keeps deciding per execution
  * between a generic plan and one for the values (its `plan_cache_mode`), and replans by itself when a
  * table or index changes. Only statements with parameters are named: a text without any may be several
- * statements, which a named statement cannot be. Each connection names at most
- * `PREPARED_PER_CONNECTION` texts; the rest run unnamed as before. Names are never reused on a
- * connection, so nothing needs to be deallocated: a connection's statements end with it.
+ * statements, which a named statement cannot be. Names are never reused on a connection, so nothing is
+ * deallocated: a connection's statements end with it. So each connection gives at most
+ * `PREPARED_PER_CONNECTION` names and then runs new texts unnamed, as before; a prepared statement held
+ * 31 KB of the server's memory for a plain select and 169 KB for the event log's append (measured with
+ * pg_backend_memory_contexts), so that bounds each connection at a few MB.
  *
- * The one error this adds: once a table's columns change (a migration while the process runs), a
- * prepared `select *` of it fails with "cached plan must not change result type". The connection then
- * forgets that name and prepares the text afresh; a statement that ran in a transaction of its own is
- * run again at once (nothing else was in its transaction), one inside a transaction fails it as any
- * error does, once per connection.
+ * What a prepared statement adds: Postgres keeps the result columns and parameter types it found at the
+ * first Parse. Once a migration changes them under a running process (columns added under a `select *`,
+ * a column's type), the statement fails ("cached plan must not change result type", "operator does not
+ * exist"). After such an error (`MENDED_BY_A_NEW_PARSE`) the text takes a new name on every connection
+ * of the process at its next run, and one that ran in a transaction of its own runs again at once, once
+ * (nothing else was in its transaction); inside a transaction it fails that transaction as any error
+ * does, once per process.
  *
  * Off with `DATABASE_PREPARED_STATEMENTS=off`: to measure what it gives, and a way back should a
  * generic plan ever serve some query worse than planning each call did.
  */
 export class StatementCachingClient extends pg.Client {
-  /** Statement name by text, on this connection. */
-  private readonly names = new Map<string, string>();
+  /** The name each text runs under on this connection, and the text's generation it was given in. */
+  private readonly names = new Map<string, { name: string; generation: number }>();
   private namesGiven = 0;
 
   /** The name `text` runs under on this connection, or undefined to run it unnamed. */
   statementName(text: string, parameterCount: number): string | undefined {
     if (parameterCount === 0) return undefined;
+    const generation = generationOf(text);
     const known = this.names.get(text);
-    if (known) return known;
-    if (!isHot(text) || this.names.size >= PREPARED_PER_CONNECTION) return undefined;
+    if (known?.generation === generation) return known.name;
+    if (!isHot(text) || this.namesGiven >= PREPARED_PER_CONNECTION) return undefined;
     const name = `ap_${++this.namesGiven}`;
-    this.names.set(text, name);
+    this.names.set(text, { name, generation });
     return name;
   }
 
   /**
-   * After `err` from `text`'s named statement: true when its cached plan is stale (see above), and the
-   * connection has forgotten the name so that the text's next run prepares it anew.
+   * After `err` from `text`'s named statement: true when the error is the statement's (see above), and
+   * the text then takes a new name on every connection at its next run.
    */
-  forgetIfStale(err: unknown, text: string): boolean {
-    const stale = err instanceof Error && (err as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(err.message);
-    if (stale) this.names.delete(text);
-    return stale;
+  renameAfter(err: unknown, text: string): boolean {
+    if (!MENDED_BY_A_NEW_PARSE.has((err as { code?: unknown } | undefined)?.code)) return false;
+    // Only the first connection to find a generation stale moves the text on; the others' errors are the same one.
+    const generation = generationOf(text);
+    if (this.names.get(text)?.generation === generation) newGeneration(text, generation);
+    return true;
   }
 
   // node-postgres' `query` has many forms; (text, values), answered by a promise (Kysely, the repositories)
@@ -69,23 +77,36 @@ export class StatementCachingClient extends pg.Client {
     return (super.query as (...forwarded: unknown[]) => never)(...args);
   }
 
-  private async namedQuery(name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
+  private async namedQuery(name: string, text: string, values: unknown[], again = false): Promise<pg.QueryResult> {
+    // Converted before anything is sent: a value node-postgres failed to convert mid-protocol would make it
+    // close the statement on the server while still counting it as parsed.
+    const converted = values.map((value) => prepareValue(value));
     const standalone = this.getTransactionStatus() === 'I';
     try {
-      return await super.query({ name, text, values });
+      return await super.query({ name, text, values: converted });
     } catch (err) {
-      if (!this.forgetIfStale(err, text) || !standalone) throw err;
-      return (await this.query(text, values)) as pg.QueryResult;
+      if (!this.renameAfter(err, text) || !standalone || again) throw err;
+      const renamed = this.statementName(text, values.length);
+      return renamed ? this.namedQuery(renamed, text, converted, true) : super.query(text, converted);
     }
   }
 }
 
 /** Runs of a text in this process before connections prepare it. */
 export const USES_BEFORE_PREPARING = 3;
-/** Named statements one connection keeps at most (pgjdbc's default cache holds 256). */
-export const PREPARED_PER_CONNECTION = 256;
+/** Names one connection gives at most. */
+export const PREPARED_PER_CONNECTION = 100;
 /** Texts counted at once: beyond this the counts start over, so texts that are never repeated cannot pile up. */
 const TEXTS_COUNTED = 5_000;
+/**
+ * The errors of a prepared statement that parsing its text again can mend (SQLSTATE): its result columns
+ * changed (0A000), its parameters' types no longer fit (42804, 42883, 42846, 42P08, 42P18), or the
+ * statement is not on the server (26000).
+ */
+const MENDED_BY_A_NEW_PARSE = new Set<unknown>(['0A000', '42804', '42883', '42846', '42P08', '42P18', '26000']);
+
+/** How node-postgres turns a JavaScript value into a parameter (dates, arrays, JSON), as for any query. */
+export const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
 
 const uses = new Map<string, number>();
 
@@ -95,6 +116,19 @@ function isHot(text: string): boolean {
   if (uses.size >= TEXTS_COUNTED) uses.clear();
   uses.set(text, count);
   return false;
+}
+
+/** Texts whose statements failed as statements, by how many times: names given in an earlier generation are not used again. */
+const generations = new Map<string, number>();
+
+function generationOf(text: string): number {
+  return generations.get(text) ?? 0;
+}
+
+function newGeneration(text: string, stale: number): void {
+  // Forgetting them all costs each connection one more Parse of those texts, and bounds the map.
+  if (generations.size >= TEXTS_COUNTED) generations.clear();
+  generations.set(text, stale + 1);
 }
 
 /** The client class for a pool: statement-caching unless switched off. */

@@ -1,9 +1,8 @@
-import { createRequire } from 'node:module';
 import type { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import type { Db } from './database.js';
 import { queryCompiler } from './query-compiler.js';
-import { StatementCachingClient } from './statement-cache.js';
+import { prepareValue, StatementCachingClient } from './statement-cache.js';
 import { TENANT_ROLE, withTenant, type TenantScoped } from './tenant-transaction.js';
 
 /**
@@ -64,8 +63,8 @@ export async function tenantStatements<Row>(
     try {
       return (await send(client, pending)) as Row[];
     } catch (err) {
-      // Its prepared plan was stale: nothing of the implicit transaction stands, so it runs once more, prepared anew.
-      if (!pending.query.name || !caching?.forgetIfStale(err, last.sql)) throw err;
+      // Its prepared statement no longer fits (db/statement-cache.ts): nothing of the implicit transaction stands, so it runs once more, prepared anew.
+      if (!pending.query.name || !caching?.renameAfter(err, last.sql)) throw err;
       pending = pendingQuery(tenantId, ahead, last);
       pending.query.name = caching.statementName(last.sql, last.parameters.length);
       return (await send(client, pending)) as Row[];
@@ -136,8 +135,6 @@ interface ProtocolConnection {
   execute(message: { portal: string }): void;
 }
 
-/** How node-postgres turns a JavaScript value into a parameter (dates, arrays, JSON), as for any query. */
-const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
 
 type QueryCallback = (err: Error | undefined, result: pg.QueryResult) => void;
 const ExtendedQuery = pg.Query as unknown as new (config: pg.QueryConfig & { queryMode: 'extended' }, callback: QueryCallback) => pg.Query & QueryProtocol;

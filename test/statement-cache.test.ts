@@ -96,6 +96,62 @@ describe('statement cache (Postgres)', function () {
     }
   });
 
+  it("runs a standalone statement again, prepared anew, once a column's type changed under its parameter", async () => {
+    const text = marked(`select a from ${probe} where id = $1`);
+    await prepare(text, [1]);
+    await pool.query(`alter table ${probe} alter column id type text`);
+    expect((await pool.query(text, ['1'])).rows).to.deep.equal([{ a: 'one' }]);
+  });
+
+  it('keeps its statement through errors of the data, and through a value that cannot be converted', async () => {
+    const text = marked('select 10 / $1::int as quotient');
+    // On one checked-out client: the pool's own `query` drops a connection whose query failed.
+    const client = await pool.connect();
+    try {
+      for (let run = 0; run < USES_BEFORE_PREPARING; run++) await client.query(text, [1]);
+      expect((await failure(client.query(text, [0]))).message).to.match(/division by zero/);
+      const unconvertible = {
+        toPostgres() {
+          throw new Error('cannot be a parameter');
+        },
+      };
+      expect((await failure(client.query(text, [unconvertible]))).message).to.match(/cannot be a parameter/);
+      // In a transaction, where a statement that went missing would not be run again.
+      await client.query('begin');
+      expect((await client.query(text, [5])).rows).to.deep.equal([{ quotient: 2 }]);
+      await client.query('commit');
+      const statements = (await client.query<{ statement: string }>('select statement from pg_prepared_statements')).rows;
+      expect(statements.filter((row) => row.statement === text)).to.have.length(1);
+    } finally {
+      client.release();
+    }
+  });
+
+  it("fails one transaction per process, not per connection, once a prepared statement's table changed", async () => {
+    const two = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2, Client: StatementCachingClient });
+    const [first, second] = [await two.connect(), await two.connect()];
+    try {
+      const text = marked(`select * from ${probe} where id = $1`);
+      for (let run = 0; run < USES_BEFORE_PREPARING; run++) for (const client of [first, second]) await client.query(text, [1]);
+      await pool.query(`alter table ${probe} add column b text default 'bee'`);
+      const inTransaction = async (client: pg.PoolClient) => {
+        await client.query('begin');
+        try {
+          return (await client.query(text, [1])).rows;
+        } finally {
+          await client.query('rollback');
+        }
+      };
+      expect((await failure(inTransaction(first))).message).to.match(/cached plan must not change result type/);
+      expect(await inTransaction(second)).to.deep.equal([{ id: 1, a: 'one', b: 'bee' }]);
+      expect(await inTransaction(first)).to.deep.equal([{ id: 1, a: 'one', b: 'bee' }]);
+    } finally {
+      first.release();
+      second.release();
+      await two.end();
+    }
+  });
+
   it("scopes a statement prepared as the owner by row-level security when it runs as a tenant, each tenant's own rows", async () => {
     const prefix = `cache-${randomUUID()}`;
     const { a, b } = await tenantsWithAgents(prefix, { a: [`${prefix}-a1`], b: [`${prefix}-b1`, `${prefix}-b2`] });
