@@ -12,6 +12,8 @@ import { poolClientClass } from './statement-cache.js';
 import { attachTenantStatements } from './tenant-statement.js';
 import { startingTenantTransactions } from './tenant-transaction.js';
 
+type PostgresConfig = Extract<DatabaseConfig, { kind: 'postgres' }>;
+
 export type Db = Kysely<Database>;
 
 /** An open database: the Kysely handle, what it runs on, LISTEN, and how to close it. */
@@ -34,11 +36,11 @@ pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (text) => readIsoTimestamp
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   if (config.kind === 'postgres') {
-    const pool = openPool(config.url, config.poolSize, config.preparedStatements);
+    const pool = openPool(config, config.poolSize);
     const db = new Kysely<Database>({ dialect: startingTenantTransactions(new PostgresDialect({ pool })) });
     attachTenantStatements(db, pool);
     // Tenant reads have a pool of their own (db/tenant-reads.ts); it opens connections only when used.
-    const readPool = attachTenantReadPool(db, openPool(config.url, config.readPoolSize, config.preparedStatements));
+    const readPool = attachTenantReadPool(db, openPool(config, config.readPoolSize));
     const listeners = new Set<PostgresListener>();
     return {
       db,
@@ -80,9 +82,15 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   };
 }
 
-function openPool(url: string, size: number, preparedStatements: boolean): pg.Pool {
+function openPool(config: PostgresConfig, size: number): pg.Pool {
   // keepAlive: a connection to a host that vanished (a failover without a reset) is noticed by TCP.
-  const pool = new pg.Pool({ connectionString: url, max: size, keepAlive: true, Client: poolClientClass(preparedStatements) });
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: size,
+    idleTimeoutMillis: config.poolIdleMs,
+    keepAlive: true,
+    Client: poolClientClass(config.preparedStatements),
+  });
   // When Postgres restarts or drops connections, pg emits 'error' on every client it cut — idle ones
   // through the pool, checked-out ones on the client itself — and an 'error' nobody listens to crashes
   // the process. Logged instead: the query in flight fails on its own, and the pool discards the dead

@@ -1,5 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { sql } from 'kysely';
 import { databaseConfigFromEnv } from '../db/config.js';
+import { openDatabase } from '../db/database.js';
 
 describe('database configuration from the environment', () => {
   const url = 'postgres://db.example/agent_platform';
@@ -23,6 +26,35 @@ describe('database configuration from the environment', () => {
     expect(databaseConfigFromEnv({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'off' })).to.include({ preparedStatements: false });
     for (const bad of ['false', 'no', 'OFF']) {
       expect(() => databaseConfigFromEnv({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: bad })).to.throw(`DATABASE_PREPARED_STATEMENTS must be 'on' or 'off', not '${bad}'`);
+    }
+  });
+
+  it('keeps an idle pooled connection ten minutes unless DATABASE_POOL_IDLE_MS says otherwise (0: until the process ends)', () => {
+    expect(databaseConfigFromEnv({ DATABASE_URL: url })).to.include({ poolIdleMs: 600_000 });
+    expect(databaseConfigFromEnv({ DATABASE_URL: url, DATABASE_POOL_IDLE_MS: '30000' })).to.include({ poolIdleMs: 30_000 });
+    expect(databaseConfigFromEnv({ DATABASE_URL: url, DATABASE_POOL_IDLE_MS: '0' })).to.include({ poolIdleMs: 0 });
+    for (const bad of ['-1', 'ten', '1.5']) {
+      expect(() => databaseConfigFromEnv({ DATABASE_URL: url, DATABASE_POOL_IDLE_MS: bad })).to.throw(`DATABASE_POOL_IDLE_MS must be an integer of at least 0, not '${bad}'`);
+    }
+  });
+
+  it("closes a pooled connection once it has been idle DATABASE_POOL_IDLE_MS, and not before (Postgres)", async function () {
+    const config = databaseConfigFromEnv();
+    if (config.kind !== 'postgres') {
+      console.log('      (skipped on embedded PGlite: one in-process connection, no pool)');
+      return this.skip();
+    }
+    const backend = async (db: Awaited<ReturnType<typeof openDatabase>>['db']) => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
+    for (const { poolIdleMs, reopened } of [{ poolIdleMs: 150, reopened: true }, { poolIdleMs: 60_000, reopened: false }]) {
+      const { db, close } = await openDatabase({ ...config, poolSize: 1, readPoolSize: 1, poolIdleMs });
+      try {
+        const first = await backend(db);
+        expect(await backend(db), 'a connection used again at once').to.equal(first);
+        await sleep(500);
+        expect((await backend(db)) !== first, `after 500 ms idle with DATABASE_POOL_IDLE_MS=${poolIdleMs}, a new connection`).to.equal(reopened);
+      } finally {
+        await close();
+      }
     }
   });
 });
