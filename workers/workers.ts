@@ -13,6 +13,7 @@ import type { Db } from '../db/database.js';
 import { integerSetting } from '../db/integer-settings.js';
 import { ALL_TASK_QUEUES, TASK_QUEUES, type TaskQueue } from '../workflows/task-queues.js';
 import { WorkerLogger } from './worker-logger.js';
+import { createWorkflowWorker } from './activation-watchdog.js';
 import { createReembedBatchWorker, startReembeddingWhenNeeded } from './reembedding.js';
 import { ensureRunHistoryArchiver } from './run-history-archiver.js';
 import { sweepStrandedWorkEvery } from './stranded-work/sweep.js';
@@ -102,7 +103,7 @@ export async function startWorkers(options: {
   });
   const workers = await Promise.all([
     ...ALL_TASK_QUEUES.map((taskQueue) =>
-      Worker.create({
+      createWorkflowWorker({
         connection,
         namespace: options.namespace,
         taskQueue,
@@ -117,7 +118,7 @@ export async function startWorkers(options: {
         maxConcurrentLocalActivityExecutions: activitySlots(env),
         maxConcurrentWorkflowTaskExecutions: activitySlots(env),
         ...QUEUE_OPTIONS[taskQueue],
-      }),
+      }, env),
     ),
     createReembedBatchWorker({ connection, namespace: options.namespace, activities, embedder: sharedEmbedder(), embeddingThreads: embeddingThreadsFromEnv(env) }),
   ]);

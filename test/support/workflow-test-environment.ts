@@ -136,7 +136,7 @@ const ACTIVITY_SCHEDULED = 1;
  * Without workers of its own in this process (the Postgres runs), the SDK's default runtime would log
  * every worker's start and stop at INFO; log what the platform's workers log.
  */
-function installQuietRuntime(): void {
+export function installQuietRuntime(): void {
   const level = (process.env.TEMPORAL_LOG_LEVEL?.toUpperCase() ?? 'WARN') as LogLevel;
   try {
     Runtime.install({ logger: new DefaultLogger(level) });
