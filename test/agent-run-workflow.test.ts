@@ -4,6 +4,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { expect } from 'chai';
 import type { RunRef } from '../activities/runs/types.js';
 import type { agentRun } from '../workflows/agent-run.js';
+import { MAX_CONVERSATION_CHARS } from '../workflows/conversation-budget.js';
 import { AGENT_RUN_VERSION, AGENT_RUN_WORKFLOW_TYPE, agentRunFailure, agentRunInput, answerUpdate, pendingQuestionQuery } from '../workflows/agent-run-api.js';
 import {
   ActivityLog,
@@ -183,6 +184,32 @@ describe('agentRun workflow', () => {
     expect(finish!.error).to.have.property('code', 'max_turns_exceeded');
     expect(finish!.error!.message).to.include('3 turns');
     expect(finish!.turns).to.have.length(3);
+  });
+
+  it(`fails with context_length_exceeded once tool results grow a node's conversation past ${MAX_CONVERSATION_CHARS} characters, calling nothing more`, async () => {
+    const ref = runRef();
+    const plan = runPlan(ref, { nodes: [planNode({ tools: ['plan_write', 'verify_plan'].map(builtinTool) })] });
+    // A plan of ~250k characters: written (its arguments and its result in the conversation, ~750k), then
+    // verified three times in one turn, each result the whole plan again.
+    const steps = Array.from({ length: 250 }, (_, i) => `step ${i} `.padEnd(1_000, '.'));
+    const replies = [
+      toolCallTurn({ tool: 'plan_write', arguments: { steps } }),
+      toolCallTurn({ tool: 'verify_plan' }, { tool: 'verify_plan' }, { tool: 'verify_plan' }),
+      textTurn('never asked'),
+    ];
+    const log = new ActivityLog();
+    const activities = log.record({ ...bookkeepingMocks(plan), callModel: async (input) => replies[input.turn]! });
+
+    const cause = await env.withWorker(activities, async (taskQueue) => runFailure((await startRun(taskQueue, ref)).result()));
+
+    expect(cause).to.be.instanceOf(ApplicationFailure);
+    expect(cause).to.include({ type: 'context_length_exceeded', nonRetryable: true });
+    expect(log.inputsOf('callModel')).to.have.length(2);
+    expect(log.inputsOf('beginStep').map((step) => step.call.tool)).to.deep.equal(['plan_write', 'verify_plan']);
+    const [finish, ...more] = log.inputsOf('finishRun');
+    expect(more).to.be.empty;
+    expect(finish!.error).to.have.property('code', 'context_length_exceeded');
+    expect(finish!.error!.message).to.match(/node 'main''s conversation reached \d+ characters, over the limit of 1000000/);
   });
 
   it('fails with guardrail_blocked when an input guardrail blocks, counting its decision calls', async () => {

@@ -29,9 +29,10 @@ export interface AgentRunInput {
 
 /**
  * Version 1 has every change made under `patched()` before versions: `local-bookkeeping`, `begin-run`,
- * `workflow-skills` and `history-queue` (workflows/agent-run.ts). The next change to the workflow raises it.
+ * `workflow-skills` and `history-queue` (workflows/agent-run.ts). Version 2: `conversation-limit`
+ * (workflows/conversation-budget.ts). The next change to the workflow raises it.
  */
-export const AGENT_RUN_VERSION = 1;
+export const AGENT_RUN_VERSION = 2;
 
 /** The input a run's workflow starts with, at the current version: what every starter of a run passes. */
 export function agentRunInput(ref: { tenantId: string; runId: string }, parentRunId?: string): AgentRunInput {
@@ -98,6 +99,8 @@ export const AGENT_RUN_FAILURES = {
   MaxTurns: 'max_turns_exceeded',
   /** A guardrail with `action: block` tripped; the failure's details carry the decision calls' usage. */
   GuardrailBlocked: 'guardrail_blocked',
+  /** A node's conversation outgrew MAX_CONVERSATION_CHARS (workflows/conversation-budget.ts). */
+  ConversationTooLong: 'context_length_exceeded',
 } as const;
 
 export type AgentRunFailureType = keyof typeof AGENT_RUN_FAILURES;

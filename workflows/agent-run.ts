@@ -45,6 +45,7 @@ import {
 import { archiveRunHistory } from './archive-run-history.js';
 import { archiveRunHistoryWorkflowId } from './archive-run-history-api.js';
 import { BOOKKEEPING_RETRY } from './bookkeeping-retry.js';
+import { ConversationBudget } from './conversation-budget.js';
 import { failureMessageOf, failureMessageWithRetries, failureTypeOf, innermostCause } from './failures.js';
 import { runSearchAttributes } from './search-attributes.js';
 
@@ -230,8 +231,12 @@ class AgentRun {
   }
 
   private async runNode(node: PlanNode, nodeInput: string, history: ChatMessage[]): Promise<string> {
-    const messages: ChatMessage[] = [...(node.system ? [{ role: 'system' as const, content: node.system }] : []), ...history];
-    messages.push({ role: 'user', content: nodeInput });
+    const conversation = new ConversationBudget(
+      node.id,
+      [...(node.system ? [{ role: 'system' as const, content: node.system }] : []), ...history, { role: 'user', content: nodeInput }],
+      this.has('conversation-limit', 2),
+    );
+    const { messages } = conversation;
     const skills = (this.skills = new SkillSession(node, (use) => this.books.recordSkillUse({ ...this.ref, use })));
     for (let position = 0; position < node.maxTurns; position++) {
       const result = await this.calls.callModel({
@@ -249,11 +254,11 @@ class AgentRun {
       this.turns.push({ model: node.model, usage: result.usage }, ...(result.guardrailTurns ?? []));
       if (result.toolCalls.length === 0) return result.text;
 
-      messages.push({ role: 'assistant', content: result.text, toolCalls: result.toolCalls });
+      conversation.push({ role: 'assistant', content: result.text, toolCalls: result.toolCalls });
       for (const call of result.toolCalls) {
         const tool = skills.tools.find((t) => t.name === call.tool) ?? null;
         const outcome = await this.runTool({ ...this.ref, nodeId: node.id, index: this.stepCount++, call, tool });
-        messages.push({
+        conversation.push({
           role: 'tool',
           toolCallId: call.id,
           toolName: call.tool,
@@ -262,7 +267,7 @@ class AgentRun {
         });
       }
       // A skill loaded this turn: its instructions follow the turn's tool results.
-      messages.push(...skills.takeMessages());
+      conversation.push(...skills.takeMessages());
     }
     throw agentRunFailure('MaxTurns', `node '${node.id}' used all ${node.maxTurns} turns without a final answer`);
   }
