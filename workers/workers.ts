@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Runtime, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { IllegalStateError } from '@temporalio/common';
 import { createActivities } from '../activities/index.js';
