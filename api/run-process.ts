@@ -6,6 +6,9 @@ import { checkIntegerSettings } from '../db/integer-settings.js';
  * with the reason. Every integer setting is checked first, so a bad one stops the start whichever part
  * of the process reads it, and however late.
  */
+/** How long a stop may take before the process exits without finishing it. */
+const STOP_DEADLINE_MS = 60_000;
+
 export function runProcess(label: string, start: () => Promise<() => Promise<void>>): void {
   const checkedStart = async () => {
     checkIntegerSettings();
@@ -18,6 +21,12 @@ export function runProcess(label: string, start: () => Promise<() => Promise<voi
         if (stopping) return;
         stopping = true;
         console.log(`[${label}] ${signal}: stopping...`);
+        // A stop that never ends (a workflow activation stuck in its thread, which the workers then wait
+        // for: workers/activation-watchdog.ts) must not leave the process deaf to signals until a SIGKILL.
+        setTimeout(() => {
+          console.error(`[${label}] not stopped after ${STOP_DEADLINE_MS / 1000} s: exiting anyway`);
+          process.exit(1);
+        }, STOP_DEADLINE_MS).unref();
         await stop();
         console.log(`[${label}] stopped`);
         process.exit(0);

@@ -209,7 +209,7 @@ describe('agentRun workflow', () => {
     const [finish, ...more] = log.inputsOf('finishRun');
     expect(more).to.be.empty;
     expect(finish!.error).to.have.property('code', 'context_length_exceeded');
-    expect(finish!.error!.message).to.match(/node 'main''s conversation reached \d+ characters, over the limit of 1000000/);
+    expect(finish!.error!.message).to.match(/the conversation of node 'main' reached \d+ characters, over the limit of 1000000/);
   });
 
   it('fails with guardrail_blocked when an input guardrail blocks, counting its decision calls', async () => {

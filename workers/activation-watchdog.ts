@@ -13,8 +13,10 @@ import { integerSetting } from '../db/integer-settings.js';
  * What it guarded: a workflow activation whose synchronous JavaScript never ends (a loop in workflow code)
  * is interrupted after the timeout, so the worker thread lives on for other workflows. The platform's
  * workflows are its own code and interpret agents as data, each step waiting on an activity or a timer
- * (bounds in docs/performance.md); without the watchdog such a bug would hold the workflow thread until the
- * process restarts. An operator who prefers the guard sets the timeout, as the SDK's default does.
+ * (docs/performance.md). Without the watchdog such a bug would hold the queue's workflow thread, and with
+ * it every workflow of that queue in the process, until the process restarts (its stop gives up after a
+ * minute: api/run-process.ts); its workflow task would then time out and take the next worker down the
+ * same way. An operator who prefers the guard sets the timeout, as the SDK's default does.
  *
  * How: `Worker.createWorkflowCreator` is the SDK's protected hook for the workflow sandbox, given the
  * worker's compiled options; the timeout is set there (the SDK's public options do not take one), and
@@ -32,6 +34,8 @@ export function activationTimeoutMs(env: NodeJS.ProcessEnv): number {
 function workerWithActivationTimeout(timeoutMs: number | undefined): typeof Worker {
   return class extends Worker {
     protected static override createWorkflowCreator(...[bundle, options, logger]: Parameters<(typeof Worker)['createWorkflowCreator']>) {
+      // In debug mode the SDK sets no practical limit, so that a debugger's pause is not cut short: kept.
+      if (options.debugMode) return super.createWorkflowCreator(bundle, options, logger);
       return super.createWorkflowCreator(bundle, { ...options, isolateExecutionTimeoutMs: timeoutMs as number }, logger);
     }
   };

@@ -9,8 +9,9 @@ import { agentRunFailure } from './agent-run-api.js';
  * Tool results have no size of their own to stop them (`verify_plan` returns the whole plan, a turn may
  * ask for any number of calls), so a graph — a scripted one at once — could grow it to hundreds of MB:
  * seconds of serializing inside one workflow activation, or a worker out of memory. A million characters
- * (~250k tokens) is past what nearly every model accepts, and under Temporal's 2 MB payload limit for an
- * activity's input in ASCII text (a model turn as an activity fails there anyway).
+ * is ~250k tokens: past most models' context, though short of the 1M-token ones (GPT-4.1), whose whole
+ * window a run cannot fill; and under Temporal's 2 MB payload limit for an activity's input in ASCII text,
+ * where a model turn as an activity failed before (a limit kept below it fails the run cleanly instead).
  */
 export const MAX_CONVERSATION_CHARS = 1_000_000;
 
@@ -41,8 +42,8 @@ export class ConversationBudget {
     if (this.limited && this.chars > MAX_CONVERSATION_CHARS) {
       throw agentRunFailure(
         'ConversationTooLong',
-        `node '${this.nodeId}''s conversation reached ${this.chars} characters, over the limit of ${MAX_CONVERSATION_CHARS} ` +
-          '(the thread’s earlier turns, tool calls and tool results included): start a new thread, or have tools return less',
+        `the conversation of node '${this.nodeId}' reached ${this.chars} characters, over the limit of ${MAX_CONVERSATION_CHARS} ` +
+          "(the thread's earlier turns, tool calls and tool results included): start a new thread, or have tools return less",
       );
     }
   }
