@@ -190,6 +190,21 @@ describe('runs: usage, resume, graphs, threads, built-in tools', () => {
     expect(record.run.error.message).to.match(/no "model"/);
   });
 
+  it('fails a run whose edges form a cycle, fork, or name a missing node, saying which', async () => {
+    const node = (id: string) => ({ id, model: 'scripted', script: ['done'], toolRefs: [] });
+    const cases = [
+      { edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }, { from: 'c', to: 'b' }], reason: /the edges form a cycle through node 'b'/ },
+      { edges: [{ from: 'a', to: 'b' }, { from: 'a', to: 'c' }], reason: /node 'a' has more than one outgoing edge/ },
+      { edges: [{ from: 'a', to: 'z' }], reason: /edge a → z names a node that does not exist/ },
+    ];
+    for (const [i, { edges, reason }] of cases.entries()) {
+      const agentId = await publishAgent(key, `edges-${i}`, { entry: 'a', nodes: ['a', 'b', 'c'].map(node), edges });
+      const { record } = await run(agentId, 'hello');
+      expect(record.run.error, `case ${i}`).to.include({ code: 'invalid_graph' });
+      expect(record.run.error.message, `case ${i}`).to.match(reason);
+    }
+  });
+
   it('fails a node that never stops calling tools after max_turns', async () => {
     const call1 = { tool_calls: [{ tool: 'calculator', arguments: { expression: '1' } }] };
     const agentId = await publishAgent(key, 'loopy', scriptedGraph([call1, call1, call1], [tools.calculator!], { max_turns: 2 }));

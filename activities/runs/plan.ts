@@ -34,13 +34,14 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
   const entry = typeof graph.entry === 'string' ? graph.entry : graph.nodes[0]!.id;
   if (!byId.has(entry)) invalid(`entry node '${entry}' does not exist`);
 
-  const order: string[] = [];
+  // A set, not the list, answers "seen?": a graph of thousands of nodes is checked in linear time.
+  const order = new Set<string>();
   for (let id: string | undefined = entry; id !== undefined; id = next.get(id)) {
-    if (order.includes(id)) invalid(`the edges form a cycle through node '${id}'`);
-    order.push(id);
+    if (order.has(id)) invalid(`the edges form a cycle through node '${id}'`);
+    order.add(id);
   }
 
-  const tools = await findToolsByRef(tx, tenantId, [...new Set(order.flatMap((id) => byId.get(id)!.toolRefs ?? []))]);
+  const tools = await findToolsByRef(tx, tenantId, [...new Set([...order].flatMap((id) => byId.get(id)!.toolRefs ?? []))]);
 
   const nodes: PlanNode[] = [];
   for (const id of order) {
