@@ -47,3 +47,12 @@ function preparedStatementsFromEnv(env: NodeJS.ProcessEnv): boolean {
 export function dataDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   return path.resolve(env.DATA_DIR ?? '.data');
 }
+
+/**
+ * When a silent Postgres connection sends its first TCP keepalive probe (the system's default is 2 hours).
+ * Pooled connections idle for minutes (DATABASE_POOL_IDLE_MS) and the LISTEN connection for good, and load
+ * balancers and NAT drop flows silent for less (AWS's NLB after 350 s, Azure's after 4 minutes): the next
+ * query would wait on a dead flow, and a LISTEN would stop hearing notifications (API key revocations among
+ * them) without noticing. Probes every 30 s keep such flows alive, and find a vanished server.
+ */
+export const TCP_KEEPALIVE_DELAY_MS = 30_000;

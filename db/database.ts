@@ -3,7 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { DatabaseConfig } from './config.js';
+import { TCP_KEEPALIVE_DELAY_MS, type DatabaseConfig } from './config.js';
 import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
 import { attachTenantReadPool } from './tenant-reads.js';
@@ -83,12 +83,14 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
 }
 
 function openPool(config: PostgresConfig, size: number): pg.Pool {
-  // keepAlive: a connection to a host that vanished (a failover without a reset) is noticed by TCP.
+  // keepAlive: a connection to a host that vanished (a failover without a reset) is noticed by TCP, and a
+  // silent flow is not dropped by NAT on the way (TCP_KEEPALIVE_DELAY_MS).
   const pool = new pg.Pool({
     connectionString: config.url,
     max: size,
     idleTimeoutMillis: config.poolIdleMs,
     keepAlive: true,
+    keepAliveInitialDelayMillis: TCP_KEEPALIVE_DELAY_MS,
     Client: poolClientClass(config.preparedStatements),
   });
   // When Postgres restarts or drops connections, pg emits 'error' on every client it cut — idle ones

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { TCP_KEEPALIVE_DELAY_MS } from './config.js';
 
 const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 5000;
@@ -47,7 +48,7 @@ export class PostgresListener {
 
   private async connect(): Promise<void> {
     // keepAlive: a half-open connection (the server gone without a reset) would otherwise go silent for good.
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true });
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true, keepAliveInitialDelayMillis: TCP_KEEPALIVE_DELAY_MS });
     // Installed before connecting: an 'error' without a listener would crash the process.
     client.on('error', (err) => this.lost(client, err.message));
     client.on('end', () => this.lost(client, 'connection ended'));

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { sql } from 'kysely';
@@ -57,4 +59,44 @@ describe('database configuration from the environment', () => {
       }
     }
   });
+
+  it('probes its idle connections, pooled and LISTEN, with TCP keepalives after 30 s, not the system default of 2 hours (Postgres, Linux)', async function () {
+    const config = databaseConfigFromEnv();
+    if (config.kind !== 'postgres' || process.platform !== 'linux') {
+      console.log('      (skipped: needs Postgres over TCP and /proc/net on Linux)');
+      return this.skip();
+    }
+    const channel = `keepalive_probe_${randomUUID().replaceAll('-', '')}`;
+    const { db, listen, close } = await openDatabase({ ...config, poolSize: 1, readPoolSize: 1 });
+    const unlisten = await listen(channel, () => undefined);
+    try {
+      const ports = (
+        await sql<{ port: number | null }>`select client_port as port from pg_stat_activity where pid = pg_backend_pid() or query = ${`LISTEN "${channel}"`}`.execute(db)
+      ).rows.map((row) => row.port);
+      expect(ports, 'the pooled connection and the listener').to.have.length(2);
+      if (ports.includes(null)) {
+        console.log('      (skipped: DATABASE_URL connects over a Unix socket)');
+        return this.skip();
+      }
+      for (const port of ports) expect(secondsToKeepAliveProbe(port!), `local port ${port}`).to.be.within(1, 30);
+    } finally {
+      await unlisten();
+      await close();
+    }
+  });
 });
+
+/**
+ * From /proc/net/tcp{,6}: the seconds until the first keepalive probe of our established socket on local
+ * `port`. Each row has the local address:port in hex, the state (01: established), and after the queues
+ * `tr:when`, the pending timer (02: keepalive) and the jiffies (USER_HZ, 100 a second) until it fires.
+ */
+function secondsToKeepAliveProbe(port: number): number {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const rows = ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((file) => fs.readFileSync(file, 'utf8').split('\n').slice(1));
+  const socket = rows.map((row) => row.trim().split(/\s+/)).find((fields) => fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '01');
+  expect(socket, `a socket on local port ${port}`).to.not.equal(undefined);
+  const [timer, when] = socket![5]!.split(':');
+  expect(timer, 'a keepalive timer pending').to.equal('02');
+  return parseInt(when!, 16) / 100;
+}
