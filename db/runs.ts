@@ -267,7 +267,24 @@ export async function listThreadRuns(reader: TenantScoped, tenantId: string, thr
     .execute();
 }
 
-/** The thread's completed runs before `beforeRunId`, oldest first: the conversation a new run continues. */
+/**
+ * The thread's latest completed runs before `beforeRunId` whose inputs and outputs together hold at most
+ * `maxChars` characters, oldest first: the conversation a new run continues, older turns left out whole.
+ */
+export async function listRecentCompletedRunsWithin(reader: TenantScoped, tenantId: string, threadId: string, beforeRunId: string, maxChars: number) {
+  const runs = reader
+    .selectFrom('runs')
+    .select(['id', 'input', 'output'])
+    .select(sql<number>`sum(length(input) + coalesce(length(output), 0)) over (order by id desc)`.as('chars_since'))
+    .where('tenant_id', '=', tenantId)
+    .where('thread_id', '=', threadId)
+    .where('id', '<', beforeRunId)
+    .where('status', '=', 'completed')
+    .as('runs');
+  return reader.selectFrom(runs).select(['input', 'output']).where('chars_since', '<=', maxChars).orderBy('id').execute();
+}
+
+/** The thread's completed runs before `beforeRunId`, oldest first (`last`: only the latest few). */
 export async function listCompletedRunsBefore(reader: TenantScoped, tenantId: string, threadId: string, beforeRunId: string, last?: number) {
   const q = reader
     .selectFrom('runs')

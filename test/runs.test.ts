@@ -1,3 +1,4 @@
+import { THREAD_HISTORY_CHARS } from '../activities/runs/plan.js';
 import { expect } from 'chai';
 import { call, newTenant } from './support/api.js';
 import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
@@ -179,6 +180,22 @@ describe('runs: usage, resume, graphs, threads, built-in tools', () => {
     expect(steps[2].result).to.deep.include({ done: ['research'], pending: ['write'], complete: false });
     expect(steps[3].result).to.deep.equal({ skills: [] });
     expect(steps[4].error).to.match(/unknown tool 'not_a_tool'/);
+  });
+
+  it(`gives a run the thread's latest turns that fit ${THREAD_HISTORY_CHARS} characters, leaving older ones out whole`, async function () {
+    this.timeout(60_000);
+    const agentId = await publishAgent(key, 'long-thread', { nodes: [{ id: 'chat', model: 'ollama/echo' }] });
+    // The echo model answers with the run's input: each of these turns holds ~0.8 of the budget.
+    const long = (label: string) => label.padEnd(Math.floor(THREAD_HISTORY_CHARS * 0.4), '.');
+    const first = await run(agentId, long('first'));
+    const threadId = first.response.frames[0]!.data.thread_id;
+    const second = await run(agentId, long('second'), { thread_id: threadId });
+    expect(second.record.run.output).to.match(/^saw user,assistant,user; last: "second/);
+    const third = await run(agentId, 'third', { thread_id: threadId });
+    expect(third.record.run.status).to.equal('completed');
+    expect(third.record.run.output, 'the first turn left out').to.equal('saw user,assistant,user; last: "third"');
+    const fourth = await run(agentId, 'fourth', { thread_id: threadId });
+    expect(fourth.record.run.output, 'the second and third turns').to.equal('saw user,assistant,user,assistant,user; last: "fourth"');
   });
 
   it('fails a run whose graph cannot run, with the reason on the record', async () => {

@@ -1,7 +1,8 @@
 import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import { listAllGuardrails } from '../../db/guardrails.js';
 import { findPromptByName, findPromptVersion } from '../../db/prompts.js';
-import { listCompletedRunsBefore } from '../../db/runs.js';
+import { listRecentCompletedRunsWithin } from '../../db/runs.js';
+import { MAX_CONVERSATION_CHARS } from '../../workflows/conversation-budget.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import { findToolsByRef } from '../../db/tools.js';
 import type { AgentGraph, Tool } from '../../db/schema.js';
@@ -112,9 +113,17 @@ function planTool(tool: Tool): PlanTool {
   };
 }
 
-/** The thread's earlier turns as conversation: each completed run's input and output. */
+/**
+ * The characters of a thread's earlier turns a run takes as context: half of what a node's conversation may
+ * hold (workflows/conversation-budget.ts), so that a long thread leaves its oldest turns out, whole, as a
+ * chat platform does (OpenAI's `truncation_strategy: auto`), instead of failing every run with
+ * `context_length_exceeded`, and the rest is left for the run's own turns.
+ */
+export const THREAD_HISTORY_CHARS = MAX_CONVERSATION_CHARS / 2;
+
+/** The thread's earlier turns as conversation: each completed run's input and output, the latest that fit THREAD_HISTORY_CHARS. */
 export async function threadHistory(tx: TenantTx, tenantId: string, threadId: string, beforeRunId: string): Promise<ChatMessage[]> {
-  const runs = await listCompletedRunsBefore(tx, tenantId, threadId, beforeRunId);
+  const runs = await listRecentCompletedRunsWithin(tx, tenantId, threadId, beforeRunId, THREAD_HISTORY_CHARS);
   return runs.flatMap((run): ChatMessage[] => [
     { role: 'user', content: run.input },
     { role: 'assistant', content: run.output ?? '' },
