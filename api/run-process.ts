@@ -1,14 +1,14 @@
 import { checkIntegerSettings } from '../db/integer-settings.js';
 
-/**
- * Runs one of the platform's long-lived processes (the API, a worker, `npm start`): `start` brings it up
- * and answers how to stop it. SIGINT or SIGTERM stops it once and exits 0; a start that fails exits 1
- * with the reason. Every integer setting is checked first, so a bad one stops the start whichever part
- * of the process reads it, and however late.
- */
 /** How long a stop may take before the process exits without finishing it. */
 const STOP_DEADLINE_MS = 60_000;
 
+/**
+ * Runs one of the platform's long-lived processes (the API, a worker, `npm start`): `start` brings it up
+ * and answers how to stop it. SIGINT or SIGTERM stops it once and exits 0 (1 when the stop has not ended
+ * within STOP_DEADLINE_MS); a start that fails exits 1 with the reason. Every integer setting is checked
+ * first, so a bad one stops the start whichever part of the process reads it, and however late.
+ */
 export function runProcess(label: string, start: () => Promise<() => Promise<void>>): void {
   const checkedStart = async () => {
     checkIntegerSettings();

@@ -267,35 +267,32 @@ export async function listThreadRuns(reader: TenantScoped, tenantId: string, thr
     .execute();
 }
 
-/**
- * The thread's latest completed runs before `beforeRunId` whose inputs and outputs together hold at most
- * `maxChars` characters, oldest first: the conversation a new run continues, older turns left out whole.
- */
-export async function listRecentCompletedRunsWithin(reader: TenantScoped, tenantId: string, threadId: string, beforeRunId: string, maxChars: number) {
-  const runs = reader
+/** The thread's completed runs before `beforeRunId`: the turns a run of that thread continues. */
+function completedRunsBefore(reader: TenantScoped, tenantId: string, threadId: string, beforeRunId: string) {
+  return reader
     .selectFrom('runs')
-    .select(['id', 'input', 'output'])
-    .select(sql<number>`sum(length(input) + coalesce(length(output), 0)) over (order by id desc)`.as('chars_since'))
-    .where('tenant_id', '=', tenantId)
-    .where('thread_id', '=', threadId)
-    .where('id', '<', beforeRunId)
-    .where('status', '=', 'completed')
-    .as('runs');
-  return reader.selectFrom(runs).select(['input', 'output']).where('chars_since', '<=', maxChars).orderBy('id').execute();
-}
-
-/** The thread's completed runs before `beforeRunId`, oldest first (`last`: only the latest few). */
-export async function listCompletedRunsBefore(reader: TenantScoped, tenantId: string, threadId: string, beforeRunId: string, last?: number) {
-  const q = reader
-    .selectFrom('runs')
-    .select(['input', 'output'])
     .where('tenant_id', '=', tenantId)
     .where('thread_id', '=', threadId)
     .where('id', '<', beforeRunId)
     .where('status', '=', 'completed');
-  // `last`: only the latest few (the console's context), read newest first and put back in order.
-  if (last !== undefined) return (await q.orderBy('id', 'desc').limit(last).execute()).reverse();
-  return q.orderBy('id').execute();
+}
+
+/**
+ * The latest of those runs whose inputs and outputs together hold at most `maxChars` characters, oldest
+ * first: the conversation a new run continues, older turns left out whole.
+ */
+export async function listRecentCompletedRunsWithin(reader: TenantScoped, tenantId: string, threadId: string, beforeRunId: string, maxChars: number) {
+  const runs = completedRunsBefore(reader, tenantId, threadId, beforeRunId)
+    .select(['id', 'input', 'output'])
+    .select(sql<number>`sum(length(input) + coalesce(length(output), 0)) over (order by id desc)`.as('chars_since'))
+    .as('runs');
+  return reader.selectFrom(runs).select(['input', 'output']).where('chars_since', '<=', maxChars).orderBy('id').execute();
+}
+
+/** The last `last` of those runs, oldest first (the console's context): read newest first and put back in order. */
+export async function listCompletedRunsBefore(reader: TenantScoped, tenantId: string, threadId: string, beforeRunId: string, last: number) {
+  const latest = await completedRunsBefore(reader, tenantId, threadId, beforeRunId).select(['input', 'output']).orderBy('id', 'desc').limit(last).execute();
+  return latest.reverse();
 }
 
 /** queued → running, with the prompt versions the plan chose and its entry model. A run past queued is left alone. */

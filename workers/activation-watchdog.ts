@@ -27,7 +27,7 @@ export function createWorkflowWorker(options: WorkerOptions, env: NodeJS.Process
 }
 
 /** WORKFLOW_ACTIVATION_TIMEOUT_MS: milliseconds one activation's JavaScript may run; 0 (the default) sets no limit, and no watchdog. */
-export function activationTimeoutMs(env: NodeJS.ProcessEnv): number {
+function activationTimeoutMs(env: NodeJS.ProcessEnv): number {
   return integerSetting('WORKFLOW_ACTIVATION_TIMEOUT_MS', env) ?? 0;
 }
 
