@@ -15,8 +15,10 @@ const run = promisify(execFile);
  * to run, so initdb and pg_ctl run as the `postgres` OS user.
  */
 export interface PostgresCluster {
-  /** The URL of the cluster's database for the platform. */
+  /** The URL of the cluster's database for the platform (TCP on 127.0.0.1). */
   url: string;
+  /** The same database through the server's Unix socket (`?host=` its socket folder). */
+  socketUrl: string;
   port: number;
   /** `pg_ctl stop -m fast`: every connection is cut, as in a real restart or failover. */
   stopServer(): Promise<void>;
@@ -73,6 +75,7 @@ export async function startPostgresCluster(binDir: string, database = 'agent_pla
   }
   return {
     url: `postgres://postgres@127.0.0.1:${port}/${database}`,
+    socketUrl: `postgres://postgres@/${database}?host=${encodeURIComponent(root)}&port=${port}`,
     port,
     stopServer,
     startServer,
