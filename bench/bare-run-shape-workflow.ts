@@ -1,7 +1,9 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { bareRunShapeActivities } from './bare-run-shape.js';
 
-const { bareStep } = proxyActivities<ReturnType<typeof bareRunShapeActivities>>({ startToCloseTimeout: '1 minute' });
+type BareActivities = ReturnType<typeof bareRunShapeActivities>;
+const { bareStep } = proxyActivities<BareActivities>({ startToCloseTimeout: '1 minute' });
+const local = proxyLocalActivities<BareActivities>({ startToCloseTimeout: '1 minute' });
 
 /**
  * A benchmark baseline (bench/bare-run-shape.ts): the shape of the runs benchmark's agent run — a
@@ -10,5 +12,15 @@ const { bareStep } = proxyActivities<ReturnType<typeof bareRunShapeActivities>>(
 export async function bareRunShape(): Promise<number> {
   let steps = 0;
   for (let i = 0; i < 3; i++) steps += await bareStep();
+  return steps;
+}
+
+/**
+ * The same run with `RUN_CALLS=local`: its five steps (the run's beginning, a model turn, a tool call,
+ * a model turn, its end) as local activities in a row, all inside one workflow task.
+ */
+export async function bareRunShapeLocal(): Promise<number> {
+  let steps = 0;
+  for (let i = 0; i < 5; i++) steps += await local.bareStep();
   return steps;
 }

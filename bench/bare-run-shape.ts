@@ -5,6 +5,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { isDatabaseReachable, type Db } from '../db/database.js';
 import type { Platform } from '../workers/platform.js';
 import { bundleWorkflows } from '../workers/workers.js';
+import type { RunCalls } from '../activities/runs/types.js';
 import type { bareRunShape } from './bare-run-shape-workflow.js';
 
 /** The bare worker's own task queue: nothing of the platform polls it. */
@@ -21,7 +22,18 @@ export function bareRunShapeActivities(db: Db) {
   };
 }
 
+/**
+ * The bare workflow of the run's shape as the platform's workers make a run's calls (RUN_CALLS): three
+ * activities, or, with local calls, the run's five steps as local activities.
+ */
+const SHAPES: Record<RunCalls, { workflowType: string; steps: number; description: string }> = {
+  activities: { workflowType: 'bareRunShape', steps: 3, description: 'three activities (each a database query) in a row' },
+  local: { workflowType: 'bareRunShapeLocal', steps: 5, description: 'five local activities (each a database query) in a row, as a run with RUN_CALLS=local makes its steps' },
+};
+
 export interface BareRunShapeWorker {
+  /** What the workflow is, for the results. */
+  readonly description: string;
   /** workflow.execute of one bare run shape, start to result, in ms; one that outlasts the timeout fails. */
   execute(): Promise<number>;
   /** How many executes so far, and how many of them had their first workflow task in the start's reply. */
@@ -34,11 +46,12 @@ export interface BareRunShapeWorker {
  * The runs benchmark's second baseline: Temporal running a workflow of a run's shape and nothing of the
  * platform's. An agent run of the benchmark is three activities (two model turns and a tool call) with
  * a workflow task after each; the first baseline, `ping`, is one activity. This one is three, each
- * querying the database once as ping's does, on a worker of its own (the SDK's defaults, its own task
- * queue) on the same server, so a run's ratio to it is what the platform adds to the work Temporal
- * itself must do for that shape.
+ * querying the database once as ping's does (with local calls, the run's five steps as local
+ * activities), on a worker of its own (the SDK's defaults, its own task queue) on the same server, so a
+ * run's ratio to it is what the platform adds to the work Temporal itself must do for that shape.
  */
-export async function startBareRunShapeWorker(platform: Platform, timeoutMs: number): Promise<BareRunShapeWorker> {
+export async function startBareRunShapeWorker(platform: Platform, runCalls: RunCalls, timeoutMs: number): Promise<BareRunShapeWorker> {
+  const shape = SHAPES[runCalls];
   const connection = await NativeConnection.connect({ address: platform.temporalAddress });
   let worker: Worker;
   try {
@@ -63,9 +76,10 @@ export async function startBareRunShapeWorker(platform: Platform, timeoutMs: num
     (err: unknown) => err,
   );
   return {
+    description: shape.description,
     async execute() {
       const t0 = performance.now();
-      const handle = await client.workflow.start<typeof bareRunShape>('bareRunShape', {
+      const handle = await client.workflow.start<typeof bareRunShape>(shape.workflowType, {
         taskQueue: BARE_RUN_SHAPE_TASK_QUEUE,
         requestEagerStart: true,
         workflowId: `bench-bare-run-shape-${randomUUID()}`,
@@ -74,7 +88,7 @@ export async function startBareRunShapeWorker(platform: Platform, timeoutMs: num
       starts++;
       if (handle.eagerlyStarted) eagerStarts++;
       const steps = await handle.result();
-      if (steps !== 3) throw new Error(`bare run shape: ${steps} steps`);
+      if (steps !== shape.steps) throw new Error(`bare run shape: ${steps} steps, not ${shape.steps}`);
       return performance.now() - t0;
     },
     starts: () => starts,

@@ -46,7 +46,8 @@ import { startCpuMeter, type CpuSpent } from './cpu-meter.js';
  *   task, one activity that queries the database, one more workflow task), sequentially and at the
  *   runs' concurrency.
  * - A SECOND BASELINE of the run's own shape (bench/bare-run-shape.ts): `workflow.execute` of a bare
- *   workflow of three activities in a row, each a database query, on a bare worker of its own —
+ *   workflow of three activities in a row (with RUN_CALLS=local: five local activities, the run's steps
+ *   as it then makes them), each a database query, on a bare worker of its own (the SDK's defaults) —
  *   sequentially and at the runs' concurrency. Against ping the ratio counts the run's extra steps too;
  *   against this one, what the platform adds to the work Temporal does for a workflow of that shape
  *   (its HTTP request and start, and the database writes of each step).
@@ -101,7 +102,7 @@ export const runs = benchmarkWithSettings(
 
 async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
   const bench = await startBenchPlatform('runs');
-  const bareShapes = await startBareRunShapeWorker(bench.platform, SAMPLE_TIMEOUT_MS).catch(async (err: unknown) => {
+  const bareShapes = await startBareRunShapeWorker(bench.platform, settings.runCalls, SAMPLE_TIMEOUT_MS).catch(async (err: unknown) => {
     await bench.stop();
     throw err;
   });
@@ -234,7 +235,7 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
     });
     const shape = bareShape.result({
       name: 'temporal-execute-run-shape',
-      description: "second baseline: workflow.execute of a bare workflow of the run's shape, three activities (each a database query) in a row, on a bare worker",
+      description: `second baseline: workflow.execute of a bare workflow of the run's shape, ${bareShapes.description}, on a bare worker`,
       measures: 'execute called → result returned',
     });
     const shapeConc = bareShapeConcurrent.result({

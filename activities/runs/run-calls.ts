@@ -9,8 +9,8 @@ export const RUN_CALLS_VARIABLE = 'RUN_CALLS';
  *   up by any worker. It heartbeats, so a cancel reaches a long model call within a second or two, a
  *   dead worker's call is retried elsewhere within seconds, and the Web UI shows it as a pending activity.
  * - `local`: each call is a local activity, run by the worker that runs the workflow task, in that task;
- *   a whole run without pauses is one workflow task. A run then takes about what a bare workflow of the
- *   same shape does (docs/performance.md: ~40 % lower latency, ~25 % more runs per second on the
+ *   a whole run without pauses is one workflow task. A run then takes about what a bare workflow of
+ *   three activities does (docs/performance.md: ~40 % lower latency, ~25 % more runs per second on the
  *   benchmark). What it gives up: a cancel or a signal reaches a run only between calls or at
  *   the workflow task's heartbeat (about every 8 s of a long call); a dead worker's calls run again
  *   after the workflow task's timeout (10 s), each answering what Postgres recorded where it got that far
