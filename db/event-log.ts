@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from './database.js';
 import { readAsTenant } from './tenant-reads.js';
-import { tenantStatement } from './tenant-statement.js';
+import { tenantStatement, tenantStatements } from './tenant-statement.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
@@ -43,6 +43,21 @@ export async function appendEvents(tx: TenantTx, log: EventLog, tenantId: string
 export async function appendEventsNow(db: Db, log: EventLog, tenantId: string, parentId: string, events: NewLogEvent[]): Promise<number[]> {
   if (events.length === 0) return [];
   return appendedSeqs(log, parentId, await tenantStatement(db, tenantId, (scope) => appendStatement(scope, log, tenantId, parentId, events)));
+}
+
+/**
+ * The same in one round trip, after `before`'s statements, which write what the events tell of (a step
+ * and its `tool_call.started`): all in one transaction (db/tenant-statement.ts).
+ */
+export async function appendEventsAfter(
+  db: Db,
+  log: EventLog,
+  tenantId: string,
+  parentId: string,
+  events: [NewLogEvent, ...NewLogEvent[]],
+  before: (scope: TenantScoped) => CompiledQuery[],
+): Promise<number[]> {
+  return appendedSeqs(log, parentId, await tenantStatements(db, tenantId, (scope) => [...before(scope), appendStatement(scope, log, tenantId, parentId, events)]));
 }
 
 interface AppendedRow {

@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from './database.js';
-import { appendEvents, appendEventsNow, readEvents, type EventLog, type NewLogEvent } from './event-log.js';
+import { appendEvents, appendEventsAfter, appendEventsNow, readEvents, type EventLog, type NewLogEvent } from './event-log.js';
 import type { RunEvent } from './schema.js';
 import { tenantStatement } from './tenant-statement.js';
-import { withTenant, type TenantTx } from './tenant-transaction.js';
+import { withTenant, type TenantScoped, type TenantTx } from './tenant-transaction.js';
 
 /** The Postgres channel every append notifies, with the run id as payload. */
 export const RUN_EVENTS_CHANNEL = 'run_events';
@@ -40,6 +40,11 @@ export function appendRunEvents(tx: TenantTx, tenantId: string, runId: string, e
 /** The same, in a transaction of its own (one round trip on Postgres). */
 export function appendRunEventsNow(db: Db, tenantId: string, runId: string, events: NewRunEvent[]): Promise<number[]> {
   return appendEventsNow(db, RUN_EVENT_LOG, tenantId, runId, events);
+}
+
+/** The same, after `before`'s statements, in the same round trip and transaction (see appendEventsAfter). */
+export function appendRunEventsAfter(db: Db, tenantId: string, runId: string, events: [NewRunEvent, ...NewRunEvent[]], before: (scope: TenantScoped) => CompiledQuery[]): Promise<number[]> {
+  return appendEventsAfter(db, RUN_EVENT_LOG, tenantId, runId, events, before);
 }
 
 /** The run's events after `afterSeq`, oldest first. */

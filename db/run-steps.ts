@@ -1,3 +1,4 @@
+import type { CompiledQuery } from 'kysely';
 import { newId } from './ids.js';
 import type { RunStep } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -17,10 +18,10 @@ export interface NewRunStep {
 
 /**
  * Records a running step; a step already recorded at this index (a retried activity) is left as it is.
- * Answers whether this call recorded it.
+ * A statement to run with the step's `tool_call.started` event (activities/runs/steps.ts beginStep).
  */
-export async function insertRunStep(tx: TenantTx, step: NewRunStep): Promise<boolean> {
-  const inserted = await tx
+export function insertRunStepStatement(scope: TenantScoped, step: NewRunStep): CompiledQuery {
+  return scope
     .insertInto('run_steps')
     .values({
       id: newId('ste'),
@@ -37,13 +38,11 @@ export async function insertRunStep(tx: TenantTx, step: NewRunStep): Promise<boo
       error: null,
     })
     .onConflict((oc) => oc.columns(['run_id', 'index']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  return inserted !== undefined;
+    .compile();
 }
 
 /** How the step ended, when it has: what an earlier attempt recorded. */
-export async function findStepEnd(tx: TenantTx, tenantId: string, runId: string, index: number): Promise<StepEnd | undefined> {
+export async function findStepEnd(tx: TenantScoped, tenantId: string, runId: string, index: number): Promise<StepEnd | undefined> {
   const row = await tx
     .selectFrom('run_steps')
     .select(['status', 'result', 'error'])
