@@ -136,20 +136,14 @@ function entryModel(graph: AgentGraph): string | null {
   return typeof model === 'string' ? model : null;
 }
 
-/** The usage and cost of the runs this run started as subagents (theirs include their own children's). */
-export async function listChildRunUsage(tx: TenantTx, tenantId: string, parentRunId: string) {
+/** The runs this run recorded as subagents: their status, usage and cost (theirs include their own children's). */
+export async function listChildRuns(tx: TenantTx, tenantId: string, parentRunId: string) {
   return tx
     .selectFrom('runs')
-    .select(['prompt_tokens', 'completion_tokens', 'cost_usd'])
+    .select(['id', 'status', 'prompt_tokens', 'completion_tokens', 'cost_usd'])
     .where('tenant_id', '=', tenantId)
     .where('parent_run_id', '=', parentRunId)
     .execute();
-}
-
-/** The subagent runs this run recorded that have not started (activities/runs/subagents.ts endUnstartedSubagents). */
-export async function listQueuedChildRuns(tx: TenantTx, tenantId: string, parentRunId: string): Promise<string[]> {
-  const rows = await tx.selectFrom('runs').select('id').where('tenant_id', '=', tenantId).where('parent_run_id', '=', parentRunId).where('status', '=', 'queued').execute();
-  return rows.map((row) => row.id);
 }
 
 /** The child run a subagent call (the parent's step `step`) started, if it did. */

@@ -5,14 +5,14 @@ import { findAgentVersion } from '../../db/agents.js';
 import { appendRunEvents } from '../../db/run-events.js';
 import { queueRunHistory } from '../../db/run-history-queue.js';
 import { listProviderPrices } from '../../db/provider-connections.js';
-import { isTerminal, listChildRunUsage, lockRun, markRunPaused, markRunResumed, markRunRunning, recordRunEnd, type TerminalStatus } from '../../db/runs.js';
+import { isTerminal, lockRun, markRunPaused, markRunResumed, markRunRunning, recordRunEnd, type TerminalStatus } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { touchThread } from '../../db/threads.js';
 import { crashPoint } from '../crash-points.js';
 import { costUsd, type WorkspacePrices } from '../models/prices.js';
 import { sumUsage, type UsageSum } from '../models/usage.js';
 import { resolveGuardrails, resolveNodes, threadHistory } from './plan.js';
-import { endUnstartedSubagents, withSubagentUsage } from './subagents.js';
+import { settleSubagents, withSubagentUsage } from './subagents.js';
 import type { BegunRun, FinishInput, RunRef } from './types.js';
 
 /**
@@ -77,8 +77,7 @@ export async function finishRun(db: Db, finish: FinishInput): Promise<void> {
     // Priced as the workspace's provider connections say now, at the run's end.
     const ownUsage = runUsage(finish.turns, await listProviderPrices(tx, finish.tenantId));
     // A subagent has recorded its end before its parent can (the parent waits for it), so its usage is final.
-    await endUnstartedSubagents(tx, finish.tenantId, finish.runId);
-    const usage = withSubagentUsage(ownUsage, await listChildRunUsage(tx, finish.tenantId, finish.runId));
+    const usage = withSubagentUsage(ownUsage, await settleSubagents(tx, finish.tenantId, finish.runId));
     const { threadId, endedAt, durationMs } = await recordRunEnd(tx, finish.tenantId, finish.runId, {
       status: finish.status,
       output: finish.output,

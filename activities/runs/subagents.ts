@@ -3,7 +3,7 @@ import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import type { Db } from '../../db/database.js';
 import { findAgent } from '../../db/agents.js';
 import { appendRunEvents } from '../../db/run-events.js';
-import { createQueuedRun, findChildRun, findRun, listQueuedChildRuns, recordRunEnd, type RunSource } from '../../db/runs.js';
+import { createQueuedRun, findChildRun, findRun, listChildRuns, recordRunEnd, type RunSource } from '../../db/runs.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import type { Run, Tool } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
@@ -84,12 +84,14 @@ export async function startSubagentRun(db: Db, step: StepInput): Promise<Subagen
 }
 
 type RunUsage = Pick<Run, 'prompt_tokens' | 'completion_tokens' | 'total_tokens' | 'cost_usd'>;
+/** What a parent adds of a subagent run's usage (its total is the parent's own sum). */
+type ChildUsage = Pick<Run, 'prompt_tokens' | 'completion_tokens' | 'cost_usd'>;
 
 /**
  * A run's own usage plus its subagents' (which include theirs): what the parent's totals show. As
  * everywhere, one unknown part makes the sum unknown (null), not smaller.
  */
-export function withSubagentUsage<U extends RunUsage>(own: U, children: Array<Pick<Run, 'prompt_tokens' | 'completion_tokens' | 'cost_usd'>>): U {
+export function withSubagentUsage<U extends RunUsage>(own: U, children: ChildUsage[]): U {
   const plus = (a: number | null, b: number | null) => (a === null || b === null ? null : a + b);
   let { prompt_tokens, completion_tokens, cost_usd } = own;
   for (const child of children) {
@@ -102,14 +104,16 @@ export function withSubagentUsage<U extends RunUsage>(own: U, children: Array<Pi
 }
 
 /**
- * Ends, as cancelled, the subagent runs a run recorded but never started: a parent cancelled between
- * recording its child and starting its workflow. They spent nothing, so their usage is zero, and no
- * run is left queued for good.
+ * The usage of the subagent runs a run recorded, once those it never started are ended as cancelled (a
+ * parent cancelled between recording its child and starting its workflow): they spent nothing, so their
+ * usage is zero, and no run is left queued for good. One read for both.
  */
-export async function endUnstartedSubagents(tx: TenantTx, tenantId: string, parentRunId: string): Promise<void> {
+export async function settleSubagents(tx: TenantTx, tenantId: string, parentRunId: string): Promise<ChildUsage[]> {
   const zero = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: '0' };
-  for (const runId of await listQueuedChildRuns(tx, tenantId, parentRunId)) {
-    const { durationMs } = await recordRunEnd(tx, tenantId, runId, { status: 'cancelled', output: null, error: null, usage: zero });
-    await appendRunEvents(tx, tenantId, runId, [{ type: 'run.cancelled', dedupeKey: 'run.end', data: { usage: { ...zero, duration_ms: durationMs } } }]);
+  const children = await listChildRuns(tx, tenantId, parentRunId);
+  for (const child of children.filter((run) => run.status === 'queued')) {
+    const { durationMs } = await recordRunEnd(tx, tenantId, child.id, { status: 'cancelled', output: null, error: null, usage: zero });
+    await appendRunEvents(tx, tenantId, child.id, [{ type: 'run.cancelled', dedupeKey: 'run.end', data: { usage: { ...zero, duration_ms: durationMs } } }]);
   }
+  return children.map((child) => (child.status === 'queued' ? zero : child));
 }
