@@ -177,6 +177,22 @@ export async function lockRun(tx: TenantTx, tenantId: string, runId: string): Pr
   return tx.selectFrom('runs').selectAll().where('id', '=', runId).where('tenant_id', '=', tenantId).forUpdate().executeTakeFirst();
 }
 
+/**
+ * The run, locked as lockRun locks it, with the graph of its agent version (null when that version is
+ * gone): what beginRun reads first, in one statement.
+ */
+export async function lockRunWithGraph(tx: TenantTx, tenantId: string, runId: string) {
+  return tx
+    .selectFrom('runs')
+    .leftJoin('agent_versions', (join) => join.onRef('agent_versions.id', '=', 'runs.agent_version_id').onRef('agent_versions.tenant_id', '=', 'runs.tenant_id'))
+    .selectAll('runs')
+    .select('agent_versions.graph as version_graph')
+    .where('runs.id', '=', runId)
+    .where('runs.tenant_id', '=', tenantId)
+    .forUpdate('runs')
+    .executeTakeFirst();
+}
+
 /** Only the status: what a stream checks while it follows a run. */
 export async function findRunStatus(reader: TenantScoped, tenantId: string, runId: string): Promise<RunStatus | undefined> {
   const run = await reader.selectFrom('runs').select('status').where('id', '=', runId).where('tenant_id', '=', tenantId).executeTakeFirst();

@@ -1,11 +1,10 @@
 import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import { Decimal } from 'decimal.js';
 import type { Db } from '../../db/database.js';
-import { findAgentVersion } from '../../db/agents.js';
 import { appendRunEvents } from '../../db/run-events.js';
 import { queueRunHistory } from '../../db/run-history-queue.js';
 import { listProviderPrices } from '../../db/provider-connections.js';
-import { isTerminal, lockRun, markRunPaused, markRunResumed, markRunRunning, recordRunEnd, type TerminalStatus } from '../../db/runs.js';
+import { isTerminal, lockRunWithGraph, markRunPaused, markRunResumed, markRunRunning, recordRunEnd, type TerminalStatus } from '../../db/runs.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { touchThread } from '../../db/threads.js';
 import { crashPoint } from '../crash-points.js';
@@ -23,7 +22,7 @@ import type { BegunRun, FinishInput, RunRef } from './types.js';
 /** queued → running; reads everything the run needs (graph, tools, thread history) into its plan. */
 export async function beginRun(db: Db, ref: RunRef): Promise<BegunRun> {
   return withTenant(db, ref.tenantId, async (tx) => {
-    const run = await lockRun(tx, ref.tenantId, ref.runId);
+    const run = await lockRunWithGraph(tx, ref.tenantId, ref.runId);
     if (!run) throw agentRunFailure('RunMissing', `run ${ref.runId} does not exist`);
     if (isTerminal(run.status)) {
       // Began and ended already (EndedRun): it ends as recorded.
@@ -32,10 +31,9 @@ export async function beginRun(db: Db, ref: RunRef): Promise<BegunRun> {
       // yet the start had gone through. Nothing runs; the end stays the one recorded.
       throw agentRunFailure('RunEnded', `run ${ref.runId} ended (${run.status}) before its workflow began it`);
     }
-    const version = await findAgentVersion(tx, ref.tenantId, run.agent_version_id);
-    if (!version) throw new Error(`version ${run.agent_version_id} of run ${ref.runId} does not exist`);
+    if (!run.version_graph) throw new Error(`version ${run.agent_version_id} of run ${ref.runId} does not exist`);
     // An eval's run follows its variant's graph (db/runs.ts EvalCellRun).
-    const graph = run.graph_override ?? version.graph;
+    const graph = run.graph_override ?? run.version_graph;
     const nodes = await resolveNodes(tx, ref.tenantId, graph);
     const history = await threadHistory(tx, ref.tenantId, run.thread_id, run.id);
     const guardrails = await resolveGuardrails(tx, ref.tenantId, graph);
