@@ -26,13 +26,14 @@ export function bareRunShapeActivities(db: Db) {
  * The bare workflow of the run's shape as the platform's workers make a run's calls (RUN_CALLS): three
  * activities, or, with local calls, the run's five steps as local activities.
  */
-const SHAPES: Record<RunCalls, { workflowType: string; steps: number; description: string }> = {
-  activities: { workflowType: 'bareRunShape', steps: 3, description: 'three activities (each a database query) in a row' },
-  local: { workflowType: 'bareRunShapeLocal', steps: 5, description: 'five local activities (each a database query) in a row, as a run with RUN_CALLS=local makes its steps' },
+const SHAPES: Record<RunCalls, { subject: string; workflowType: string; steps: number; description: string }> = {
+  activities: { subject: 'temporal-execute-run-shape', workflowType: 'bareRunShape', steps: 3, description: 'three activities (each a database query) in a row' },
+  local: { subject: 'temporal-execute-local-run-shape', workflowType: 'bareRunShapeLocal', steps: 5, description: 'five local activities (each a database query) in a row, as a run with RUN_CALLS=local makes its steps' },
 };
 
 export interface BareRunShapeWorker {
-  /** What the workflow is, for the results. */
+  /** The results' name for it (the local shape has its own: results of the two do not compare) and what it is. */
+  readonly subject: string;
   readonly description: string;
   /** workflow.execute of one bare run shape, start to result, in ms; one that outlasts the timeout fails. */
   execute(): Promise<number>;
@@ -76,6 +77,7 @@ export async function startBareRunShapeWorker(platform: Platform, runCalls: RunC
     (err: unknown) => err,
   );
   return {
+    subject: shape.subject,
     description: shape.description,
     async execute() {
       const t0 = performance.now();

@@ -234,12 +234,12 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
       measures: 'execute called → result returned; completed_per_s over the wall time',
     });
     const shape = bareShape.result({
-      name: 'temporal-execute-run-shape',
+      name: bareShapes.subject,
       description: `second baseline: workflow.execute of a bare workflow of the run's shape, ${bareShapes.description}, on a bare worker`,
       measures: 'execute called → result returned',
     });
     const shapeConc = bareShapeConcurrent.result({
-      name: 'temporal-execute-run-shape-concurrent',
+      name: `${bareShapes.subject}-concurrent`,
       description: `second baseline: the same bare workflows, ${settings.concurrency} in flight`,
       measures: 'execute called → result returned; completed_per_s over the wall time',
     });
@@ -266,7 +266,7 @@ async function runRuns(settings: RunsSettings): Promise<BenchmarkResult> {
         event_types: checked.types,
         last_sequential_run_timeline: lastTimeline,
         api_keys_used: api.keysCreated,
-        sequential_order: 'rounds of temporal-start, temporal-execute, temporal-execute-run-shape, run (first event and completed from the same run)',
+        sequential_order: `rounds of temporal-start, temporal-execute, ${bareShapes.subject}, run (first event and completed from the same run)`,
         // Runs start eagerly where the workers are in the API's process, and so do the baselines; the SDK
         // does not ask when the worker has no free workflow task slot.
         // CPU per run and per baseline workflow over the concurrent phases (bench/cpu-meter.ts).

@@ -1,4 +1,4 @@
-import type { CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { newId } from './ids.js';
 import type { RunStep } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -17,28 +17,19 @@ export interface NewRunStep {
 }
 
 /**
- * Records a running step; a step already recorded at this index (a retried activity) is left as it is.
- * A statement to run with the step's `tool_call.started` event (activities/runs/steps.ts beginStep).
+ * Records a running step; a step already recorded at this index (a retried activity) is left as it is,
+ * and so is a run that is not the tenant's (the foreign key alone would not see the tenant). A statement
+ * to run with the step's `tool_call.started` event (activities/runs/steps.ts beginStep).
  */
 export function insertRunStepStatement(scope: TenantScoped, step: NewRunStep): CompiledQuery {
-  return scope
-    .insertInto('run_steps')
-    .values({
-      id: newId('ste'),
-      tenant_id: step.tenantId,
-      run_id: step.runId,
-      index: step.index,
-      node_id: step.nodeId,
-      tool_call_id: step.toolCallId,
-      tool: step.tool,
-      tool_id: step.toolId,
-      arguments: JSON.stringify(step.arguments),
-      status: 'running',
-      result: null,
-      error: null,
-    })
-    .onConflict((oc) => oc.columns(['run_id', 'index']).doNothing())
-    .compile();
+  // INSERT … SELECT, so the run's row decides; its values are cast, as a select list's parameters take no type from the columns.
+  return sql`
+    insert into run_steps (id, tenant_id, run_id, index, node_id, tool_call_id, tool, tool_id, arguments, status)
+    select ${newId('ste')}::text, runs.tenant_id, runs.id, ${step.index}::integer, ${step.nodeId}::text, ${step.toolCallId}::text,
+           ${step.tool}::text, ${step.toolId}::text, ${JSON.stringify(step.arguments)}::jsonb, 'running'
+    from runs where runs.id = ${step.runId} and runs.tenant_id = ${step.tenantId}
+    on conflict (run_id, index) do nothing
+  `.compile(scope);
 }
 
 /** How the step ended, when it has: what an earlier attempt recorded. */

@@ -136,13 +136,18 @@ function entryModel(graph: AgentGraph): string | null {
   return typeof model === 'string' ? model : null;
 }
 
-/** The runs this run recorded as subagents: their status, usage and cost (theirs include their own children's). */
-export async function listChildRuns(tx: TenantTx, tenantId: string, parentRunId: string) {
+/**
+ * The runs this run recorded as subagents: their status, usage and cost (theirs include their own
+ * children's), locked until the transaction ends, so a child read as queued cannot begin or end meanwhile.
+ */
+export async function lockChildRuns(tx: TenantTx, tenantId: string, parentRunId: string) {
   return tx
     .selectFrom('runs')
     .select(['id', 'status', 'prompt_tokens', 'completion_tokens', 'cost_usd'])
     .where('tenant_id', '=', tenantId)
     .where('parent_run_id', '=', parentRunId)
+    .orderBy('id')
+    .forUpdate()
     .execute();
 }
 
@@ -178,8 +183,9 @@ export async function lockRun(tx: TenantTx, tenantId: string, runId: string): Pr
 }
 
 /**
- * The run, locked as lockRun locks it, with the graph of its agent version (null when that version is
- * gone): what beginRun reads first, in one statement.
+ * The run, locked as lockRun locks it, with the graph of its agent version: what beginRun reads first,
+ * in one statement. The version is the run's by a cascading foreign key, so its graph is null only if
+ * the two rows' tenants do not match.
  */
 export async function lockRunWithGraph(tx: TenantTx, tenantId: string, runId: string) {
   return tx

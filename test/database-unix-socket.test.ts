@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { readAsTenant } from '../db/tenant-reads.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import { postgresBinDir, startPostgresCluster, type PostgresCluster } from './support/postgres-cluster.js';
 
@@ -51,8 +52,13 @@ describe('Postgres over a Unix socket', function () {
       const unlisten = await listen(channel, (payload) => payloads.push(payload));
       await sql`select pg_notify(${channel}, 'over the socket')`.execute(db);
       for (let waited = 0; payloads.length === 0 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-      await unlisten();
       expect(payloads).to.deep.equal(['over the socket']);
+      // The tenant reads' pool too; and no connection of this database, the listener's among them, came over TCP.
+      expect(await readAsTenant(db, tenantId, async (reader) => (await sql<{ one: number }>`select 1 as one`.execute(reader)).rows[0]!.one)).to.equal(1);
+      const backends = await sql<{ address: string | null }>`select client_addr::text as address from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(db);
+      expect(backends.rows.length, 'the pools and the listener').to.be.at.least(3);
+      expect(backends.rows.map((row) => row.address)).to.satisfy((addresses: Array<string | null>) => addresses.every((address) => address === null));
+      await unlisten();
     } finally {
       await close();
     }

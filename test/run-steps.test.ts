@@ -57,11 +57,27 @@ describe('run steps: beginning and ending a tool call, retried', function () {
     expect(await beginStep(db(), failed)).to.deep.equal({ ok: false, error: 'division by zero' });
   });
 
-  it("refuses a step of a run that does not exist, writing neither the step nor an event", async () => {
+  it("refuses a step of a run that does not exist, or is another workspace's, writing neither the step nor an event", async () => {
     const missing = stepOf('run_00000000000000000000000000', 1);
-    const error = await beginStep(db(), missing).then(() => undefined, (err: unknown) => err);
-    expect(error).to.be.instanceOf(Error);
+    expect(await beginStep(db(), missing).then(() => undefined, (err: unknown) => err)).to.be.instanceOf(Error);
     expect(await steps(missing.runId)).to.deep.equal([]);
     expect(await readRunEvents(db(), tenant.tenantId, missing.runId, 0)).to.deep.equal([]);
+
+    // The foreign key sees the run whatever the tenant: the step must be refused with its event, not written alone.
+    const other = await newTenant('run-steps-other');
+    const otherAgent = await publishAgent(other.key, 'steps', scriptedGraph([{ text: 'unused' }]));
+    const theirs = await recordRunningRun(db(), { tenantId: other.tenantId, agentId: otherAgent, input: 'hi', source: 'api' });
+    expect(await beginStep(db(), stepOf(theirs, 1)).then(() => undefined, (err: unknown) => err)).to.be.instanceOf(Error);
+    expect(await steps(theirs), 'as this workspace').to.deep.equal([]);
+    expect(await withTenant(db(), other.tenantId, (tx) => listRunSteps(tx, other.tenantId, theirs)), 'as theirs').to.deep.equal([]);
+    expect((await readRunEvents(db(), other.tenantId, theirs, 0)).map((e) => e.type)).to.deep.equal(['run.created']);
+  });
+
+  it('writes one step and one event when two attempts begin it at once', async () => {
+    const runId = await recordRunningRun(db(), { tenantId: tenant.tenantId, agentId, input: 'hi', source: 'api' });
+    const step = stepOf(runId, 1);
+    expect(await Promise.all([beginStep(db(), step), beginStep(db(), step), beginStep(db(), step)])).to.deep.equal([undefined, undefined, undefined]);
+    expect((await steps(runId)).map((s) => [s.index, s.status])).to.deep.equal([[1, 'running']]);
+    expect((await started(runId)).map((e) => e.type)).to.deep.equal(['tool_call.started']);
   });
 });

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { appendRunEvents, appendRunEventsAfter } from '../../db/run-events.js';
 import { findStepEnd, insertRunStepStatement, recordStepEnd } from '../../db/run-steps.js';
+import { readAsTenant } from '../../db/tenant-reads.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { crashPoint } from '../crash-points.js';
 import type { StepInput, StepOutcome } from './types.js';
@@ -29,7 +30,7 @@ export async function beginStep(db: Db, step: StepInput): Promise<StepOutcome | 
     }),
   ]);
   if (appended.length > 0) return undefined;
-  return withTenant(db, step.tenantId, (tx) => findStepEnd(tx, step.tenantId, step.runId, step.index));
+  return readAsTenant(db, step.tenantId, (reader) => findStepEnd(reader, step.tenantId, step.runId, step.index));
 }
 
 export async function completeStep(db: Db, step: StepInput, outcome: StepOutcome): Promise<void> {

@@ -3,7 +3,7 @@ import { agentRunFailure } from '../../workflows/agent-run-api.js';
 import type { Db } from '../../db/database.js';
 import { findAgent } from '../../db/agents.js';
 import { appendRunEvents } from '../../db/run-events.js';
-import { createQueuedRun, findChildRun, findRun, listChildRuns, recordRunEnd, type RunSource } from '../../db/runs.js';
+import { createQueuedRun, findChildRun, findRun, lockChildRuns, recordRunEnd, type RunSource } from '../../db/runs.js';
 import type { TenantTx } from '../../db/tenant-transaction.js';
 import type { Run, Tool } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
@@ -110,7 +110,7 @@ export function withSubagentUsage<U extends RunUsage>(own: U, children: ChildUsa
  */
 export async function settleSubagents(tx: TenantTx, tenantId: string, parentRunId: string): Promise<ChildUsage[]> {
   const zero = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: '0' };
-  const children = await listChildRuns(tx, tenantId, parentRunId);
+  const children = await lockChildRuns(tx, tenantId, parentRunId);
   for (const child of children.filter((run) => run.status === 'queued')) {
     const { durationMs } = await recordRunEnd(tx, tenantId, child.id, { status: 'cancelled', output: null, error: null, usage: zero });
     await appendRunEvents(tx, tenantId, child.id, [{ type: 'run.cancelled', dedupeKey: 'run.end', data: { usage: { ...zero, duration_ms: durationMs } } }]);
