@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from './database.js';
 import { readAsTenant } from './tenant-reads.js';
-import { tenantStatement, tenantStatements } from './tenant-statement.js';
+import { tenantStatements } from './tenant-statement.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
 /**
@@ -41,8 +41,9 @@ export async function appendEvents(tx: TenantTx, log: EventLog, tenantId: string
 
 /** The same, as a transaction of its own: one round trip on Postgres (db/tenant-statement.ts). */
 export async function appendEventsNow(db: Db, log: EventLog, tenantId: string, parentId: string, events: NewLogEvent[]): Promise<number[]> {
-  if (events.length === 0) return [];
-  return appendedSeqs(log, parentId, await tenantStatement(db, tenantId, (scope) => appendStatement(scope, log, tenantId, parentId, events)));
+  const [first, ...rest] = events;
+  if (!first) return [];
+  return appendEventsAfter(db, log, tenantId, parentId, [first, ...rest], () => []);
 }
 
 /**

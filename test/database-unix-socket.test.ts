@@ -5,7 +5,7 @@ import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { readAsTenant } from '../db/tenant-reads.js';
 import { withTenant } from '../db/tenant-transaction.js';
-import { postgresBinDir, startPostgresCluster, type PostgresCluster } from './support/postgres-cluster.js';
+import { postgresBinDirOrSkip, startPostgresCluster, type PostgresCluster } from './support/postgres-cluster.js';
 
 /**
  * DATABASE_URL may name Postgres' Unix socket folder (`postgres://user@/db?host=/var/run/postgresql`),
@@ -23,11 +23,7 @@ describe('Postgres over a Unix socket', function () {
       console.log('      (skipped: the suite runs on embedded PGlite; the Postgres pass, as CI runs it, checks this)');
       return this.skip();
     }
-    const binDir = await postgresBinDir();
-    if (!binDir) {
-      console.log('      (skipped: no Postgres server installed here — no initdb in /usr/lib/postgresql/15/bin or `pg_config --bindir`)');
-      return this.skip();
-    }
+    const binDir = await postgresBinDirOrSkip(this);
     cluster = await startPostgresCluster(binDir);
   });
 

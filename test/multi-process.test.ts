@@ -8,7 +8,7 @@ import pg from 'pg';
 import { loadTemporalDevConfig, startTemporalDevServer, type TemporalDevServer } from '../workers/temporal-dev-server.js';
 import { startApiProcess, startWorkerProcess, type ApiProcess, type PlatformProcess } from './support/platform-processes.js';
 import { freePort } from './support/ports.js';
-import { postgresBinDir, startPostgresCluster, type PostgresCluster } from './support/postgres-cluster.js';
+import { postgresBinDirOrSkip, startPostgresCluster, type PostgresCluster } from './support/postgres-cluster.js';
 import { followRun, type FollowedRun } from './support/resuming-stream.js';
 import { parseFrame, sseBlocks, type SseFrame } from './support/sse.js';
 
@@ -35,11 +35,7 @@ describe('multi-process: two API processes and two workers on one Postgres', fun
       console.log('      (skipped: needs DATABASE_URL, i.e. the suite on Postgres, as CI runs it; separate processes cannot share embedded PGlite)');
       return this.skip();
     }
-    const binDir = await postgresBinDir();
-    if (!binDir) {
-      console.log('      (skipped: no Postgres server installed here — no initdb in /usr/lib/postgresql/15/bin or `pg_config --bindir`)');
-      return this.skip();
-    }
+    const binDir = await postgresBinDirOrSkip(this);
     const started = Date.now();
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-platform-multi-'));
     // Each is kept as soon as it is up, so that after() stops it even when another one failed to start.

@@ -38,6 +38,14 @@ export async function postgresBinDir(): Promise<string | undefined> {
   return candidates.find((dir) => fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'pg_ctl')));
 }
 
+/** The same, or the test skipped, saying why, on a machine with no Postgres server installed. */
+export async function postgresBinDirOrSkip(test: Mocha.Context): Promise<string> {
+  const binDir = await postgresBinDir();
+  if (binDir) return binDir;
+  console.log('      (skipped: no Postgres server installed here — no initdb in /usr/lib/postgresql/15/bin or `pg_config --bindir`)');
+  return test.skip();
+}
+
 export async function startPostgresCluster(binDir: string, database = 'agent_platform'): Promise<PostgresCluster> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-platform-pg-'));
   const dataDir = path.join(root, 'data');
