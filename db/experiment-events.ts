@@ -25,5 +25,5 @@ export async function appendExperimentEvents(tx: TenantTx, tenantId: string, exp
 
 /** The experiment's events after `afterSeq`, oldest first. */
 export function readExperimentEvents(db: Db, tenantId: string, experimentId: string, afterSeq: number, limit = 500): Promise<ExperimentEvent[]> {
-  return readEvents(db, EXPERIMENT_EVENT_LOG, tenantId, experimentId, afterSeq, limit);
+  return readEvents<ExperimentEvent>(db, EXPERIMENT_EVENT_LOG, tenantId, experimentId, afterSeq, limit);
 }

@@ -49,7 +49,7 @@ export function appendRunEventsAfter(db: Db, tenantId: string, runId: string, ev
 
 /** The run's events after `afterSeq`, oldest first. */
 export function readRunEvents(db: Db, tenantId: string, runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
-  return readEvents(db, RUN_EVENT_LOG, tenantId, runId, afterSeq, limit);
+  return readEvents<RunEvent>(db, RUN_EVENT_LOG, tenantId, runId, afterSeq, limit);
 }
 
 /** The text of the run's latest model turn that wrote any (what the agent said before it asked). */
