@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
+import { RUN_HISTORY_ARCHIVER_WORKFLOW_ID } from '../workflows/run-history-archiver-api.js';
+import type { Platform } from '../workers/platform.js';
 import { startBenchPlatform } from './bench-platform.js';
 import { KEY_USES, PlatformApi, scriptedGraph, type TimedFrame } from './platform-api.js';
 import { timedGetsInChildProcess } from './timed-gets.js';
@@ -214,7 +216,7 @@ async function runExperiments(settings: ExperimentsSettings): Promise<BenchmarkR
     const variants = Array.from({ length: settings.bigVariants }, (_, i) => ({ name: `variant-${i + 1}`, graph: scriptedGraph([{ text: ANSWER }]) }));
     const big = await timedExperiment(api, bigSuite, BIG_CONCURRENCY, { variants, pollMs: BIG_POLL_MS });
     const history = await historyOfChain(platform.temporal, big.experimentId);
-    const quietAfterMs = await untilNoWorkflowRuns(platform.temporal);
+    const quietAfterMs = await untilArchived(platform, workspace.tenantId);
 
     console.log(`[bench] results: ${settings.getSamples} rounds of GET ?results=true, GET, GET /v1/runs?limit=200...`);
     const checked = await api.json('GET', `/v1/evals/experiments/${big.experimentId}?results=true`);
@@ -547,22 +549,26 @@ async function runCancelSample(api: Api, agentId: string, key: string) {
 }
 
 /**
- * The experiment workflow's runs, newest first, walked back through the continue-as-new chain
- * (`continuedExecutionRunId` of each run's first event), with each run's history length.
+ * Waits until the cells' runs are archived: no workflow runs but the archiver (which never ends), and the
+ * workspace's archive queue is empty. Reads timed while thousands of histories are copied would measure
+ * the archiving. Answers how long that took.
  */
-/**
- * Waits until no workflow runs: the cells' runs archive their histories after they end, and reads
- * timed while thousands of those finish would measure the archiving. Answers how long that took.
- */
-async function untilNoWorkflowRuns(temporal: Client): Promise<number> {
+async function untilArchived(platform: Platform, tenantId: string): Promise<number> {
   const t0 = performance.now();
-  while ((await temporal.workflow.count('ExecutionStatus = "Running"')).count > 0) {
-    if (performance.now() - t0 > QUIET_TIMEOUT_MS) throw new Error(`workflows still running ${QUIET_TIMEOUT_MS} ms after the experiment ended`);
+  const busy = async () =>
+    (await platform.temporal.workflow.count(`ExecutionStatus = "Running" AND WorkflowId != "${RUN_HISTORY_ARCHIVER_WORKFLOW_ID}"`)).count > 0 ||
+    (await platform.db.selectFrom('run_history_queue').select('run_id').where('tenant_id', '=', tenantId).limit(1).executeTakeFirst()) !== undefined;
+  while (await busy()) {
+    if (performance.now() - t0 > QUIET_TIMEOUT_MS) throw new Error(`runs still running or not archived ${QUIET_TIMEOUT_MS} ms after the experiment ended`);
     await sleep(QUIET_POLL_MS);
   }
   return Math.round(performance.now() - t0);
 }
 
+/**
+ * The experiment workflow's runs, newest first, walked back through the continue-as-new chain
+ * (`continuedExecutionRunId` of each run's first event), with each run's history length.
+ */
 async function historyOfChain(temporal: Client, experimentId: string) {
   const runs: Array<{ run_id: string; history_events: number; status: string }> = [];
   let runId: string | undefined;
