@@ -107,7 +107,8 @@ export interface Benchmark {
 
 const BENCHMARKS: Benchmark[] = [agentsList, runs, ingest, embedder, search, conversion, experiments, subagents, sseFanout];
 
-const RESULTS_DIR = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+/** BENCH_RESULTS_DIR, or bench/results/ (the smoke test writes elsewhere). */
+const RESULTS_DIR = process.env.BENCH_RESULTS_DIR || fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
 async function main(): Promise<void> {
   const settings: BenchSettings = {
