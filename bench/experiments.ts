@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { RUN_HISTORY_ARCHIVER_WORKFLOW_ID } from '../workflows/run-history-archiver-api.js';
+import { AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
+import { EXPERIMENT_CELL_WORKFLOW_TYPE, EXPERIMENT_WORKFLOW_TYPE } from '../workflows/experiment-api.js';
 import type { Platform } from '../workers/platform.js';
 import { startBenchPlatform } from './bench-platform.js';
 import { KEY_USES, PlatformApi, scriptedGraph, type TimedFrame } from './platform-api.js';
@@ -43,8 +44,8 @@ import { benchmarkWithSettings } from './with-settings.js';
  *    (default 100) of GET /v1/evals/experiments/{id}?results=true, GET /v1/evals/experiments/{id}
  *    (leaderboard only) and GET /v1/runs?limit=200 (the BASELINES; a page of part 1's api runs), each
  *    timed from the request to its body read by a client in a process of its own (bench/timed-gets.ts
- *    says why: megabyte responses read in-process put the reader's GC into the figure), once no workflow
- *    runs any more (the cells' runs archive their histories after they end). The longest
+ *    says why: megabyte responses read in-process put the reader's GC into the figure), once the cells'
+ *    runs have ended and their histories are archived (the archiver copies them after they end). The longest
  *    history among the experiment workflow's runs (its continue-as-new chain, walked back from the
  *    latest run through `continuedExecutionRunId`) is reported beside Temporal's 50k limit and
  *    EXPERIMENT_CELLS_PER_WORKFLOW_RUN.
@@ -63,7 +64,7 @@ const THROUGHPUT_POLL_MS = 250;
 /** How often a cancel sample polls the experiment or run (one request at a time). */
 const CANCEL_POLL_MS = 10;
 const CANCEL_CONCURRENCY = 4;
-/** Part 3 waits for the workflows still running after its experiment (archiving) this long at most, polling this often. */
+/** Part 3 waits for its runs' histories to be archived after its experiment this long at most, polling this often. */
 const QUIET_TIMEOUT_MS = 300_000;
 const QUIET_POLL_MS = 500;
 const CANCEL_CASES = 16;
@@ -549,20 +550,22 @@ async function runCancelSample(api: Api, agentId: string, key: string) {
 }
 
 /**
- * Waits until the cells' runs are archived: no workflow runs but the archiver (which never ends), and the
- * workspace's archive queue is empty. Reads timed while thousands of histories are copied would measure
- * the archiving. Answers how long that took.
+ * Waits until the cells' runs are archived: no run or experiment workflow running (the archiver never
+ * ends, and a re-embedding may be running on an existing database: neither is waited for), and the
+ * workspace's archive queue empty. Reads timed while thousands of histories are copied would measure the
+ * archiving. Answers how long that took; a history whose copy failed fails the benchmark with its error.
  */
 async function untilArchived(platform: Platform, tenantId: string): Promise<number> {
   const t0 = performance.now();
-  const busy = async () =>
-    (await platform.temporal.workflow.count(`ExecutionStatus = "Running" AND WorkflowId != "${RUN_HISTORY_ARCHIVER_WORKFLOW_ID}"`)).count > 0 ||
-    (await platform.db.selectFrom('run_history_queue').select('run_id').where('tenant_id', '=', tenantId).limit(1).executeTakeFirst()) !== undefined;
-  while (await busy()) {
+  const running = `ExecutionStatus = "Running" AND WorkflowType IN ("${AGENT_RUN_WORKFLOW_TYPE}", "${EXPERIMENT_WORKFLOW_TYPE}", "${EXPERIMENT_CELL_WORKFLOW_TYPE}")`;
+  for (;;) {
+    const queued = await platform.db.selectFrom('run_history_queue').select(['run_id', 'attempts', 'last_error']).where('tenant_id', '=', tenantId).execute();
+    const failed = queued.find((row) => row.attempts > 0);
+    if (failed) throw new Error(`the history of run ${failed.run_id} was not archived: ${failed.last_error}`);
+    if (queued.length === 0 && (await platform.temporal.workflow.count(running)).count === 0) return Math.round(performance.now() - t0);
     if (performance.now() - t0 > QUIET_TIMEOUT_MS) throw new Error(`runs still running or not archived ${QUIET_TIMEOUT_MS} ms after the experiment ended`);
     await sleep(QUIET_POLL_MS);
   }
-  return Math.round(performance.now() - t0);
 }
 
 /**
