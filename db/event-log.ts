@@ -127,10 +127,10 @@ interface LogReadValues {
  * notification, ~8 times in a run. Kysely's build and compile were ~25 µs of a one-event read's ~113 µs
  * of CPU (docs/performance.md).
  */
-const logReads = new Map<EventLog['table'], PreparedQuery<LogReadValues, unknown>>();
+const logReads = new WeakMap<EventLog, PreparedQuery<LogReadValues, unknown>>();
 
 function logRead(log: EventLog): PreparedQuery<LogReadValues, unknown> {
-  let read = logReads.get(log.table);
+  let read = logReads.get(log);
   if (!read) {
     read = preparedQuery((reader, values: LogReadValues) =>
       reader
@@ -142,7 +142,7 @@ function logRead(log: EventLog): PreparedQuery<LogReadValues, unknown> {
         .orderBy('seq')
         .limit(values.limit),
     );
-    logReads.set(log.table, read);
+    logReads.set(log, read);
   }
   return read;
 }
