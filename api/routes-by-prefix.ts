@@ -7,8 +7,7 @@ import type Koa from 'koa';
  *
  * Why: @koa/router finds a route by testing every route's pattern in turn. The app's routers were
  * mounted one after another, so an API request was tested against ~140 patterns before its handler
- * ran: ~70 µs of the API thread's CPU on a plain `GET`, a tenth of what a bare Koa route spends on the
- * whole request (docs/performance.md). A router's own dispatch also builds, on every request, the list
+ * ran (docs/performance.md). A router's own dispatch also builds, on every request, the list
  * of the routes that match, a closure for each and a koa-compose chain of them; the routes here are
  * plain (a method, a path, handlers), so each one's handlers are composed once, here.
  *

@@ -7,8 +7,8 @@ import type { TenantScoped } from './tenant-transaction.js';
  * A query built and compiled once per shape, then run with each call's values.
  *
  * Why: Kysely builds its operation tree and compiles it to SQL on every call. For a plain list request
- * that was ~140 µs of the API's one thread — more than a fifth of everything a bare Koa route spends
- * serving the same query (docs/performance.md), and the same work every time: only the values change.
+ * that was ~20 % of the API's CPU (docs/performance.md), and the same work every time: only the values
+ * change.
  *
  * How: `build` is called with a placeholder for each value, compiled once, and the positions the
  * placeholders took among the SQL's parameters are remembered; a call fills those positions with its
