@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
+import { listWorkspaceQueuedHistories } from '../db/run-history-queue.js';
+import { readAsTenant } from '../db/tenant-reads.js';
 import { AGENT_RUN_WORKFLOW_TYPE } from '../workflows/agent-run-api.js';
 import { EXPERIMENT_CELL_WORKFLOW_TYPE, EXPERIMENT_WORKFLOW_TYPE } from '../workflows/experiment-api.js';
 import type { Platform } from '../workers/platform.js';
@@ -559,7 +561,7 @@ async function untilArchived(platform: Platform, tenantId: string): Promise<numb
   const t0 = performance.now();
   const running = `ExecutionStatus = "Running" AND WorkflowType IN ("${AGENT_RUN_WORKFLOW_TYPE}", "${EXPERIMENT_WORKFLOW_TYPE}", "${EXPERIMENT_CELL_WORKFLOW_TYPE}")`;
   for (;;) {
-    const queued = await platform.db.selectFrom('run_history_queue').select(['run_id', 'attempts', 'last_error']).where('tenant_id', '=', tenantId).execute();
+    const queued = await readAsTenant(platform.db, tenantId, (reader) => listWorkspaceQueuedHistories(reader, tenantId));
     const failed = queued.find((row) => row.attempts > 0);
     if (failed) throw new Error(`the history of run ${failed.run_id} was not archived: ${failed.last_error}`);
     if (queued.length === 0 && (await platform.temporal.workflow.count(running)).count === 0) return Math.round(performance.now() - t0);

@@ -34,6 +34,11 @@ export async function listQueuedHistories(db: Db, afterRunId: string, limit: num
     .execute();
 }
 
+/** The workspace's queued runs, due or not, with their last failed copy's error (null before any failure). */
+export async function listWorkspaceQueuedHistories(reader: TenantScoped, tenantId: string): Promise<Array<QueuedHistory & { last_error: string | null }>> {
+  return reader.selectFrom('run_history_queue').select(['run_id', 'tenant_id', 'attempts', 'last_error']).where('tenant_id', '=', tenantId).orderBy('run_id').execute();
+}
+
 /** Notes a failed copy: the run is due again after `retryAfterMs`. */
 export async function recordHistoryCopyFailure(tx: TenantTx, tenantId: string, runId: string, error: string, retryAfterMs: number): Promise<void> {
   await tx
