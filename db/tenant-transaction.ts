@@ -73,9 +73,17 @@ class TenantStartingDriver implements Driver {
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const start = tenantStart.getStore();
     if (!start || start.applied || settings.accessMode || settings.isolationLevel) return this.driver.beginTransaction(connection, settings);
-    await connection.executeQuery(
-      CompiledQuery.raw(`begin; select set_config('role', '${TENANT_ROLE}', true), set_config('app.tenant_id', ${pg.escapeLiteral(start.tenantId)}, true)`),
-    );
+    try {
+      await connection.executeQuery(
+        CompiledQuery.raw(`begin; select set_config('role', '${TENANT_ROLE}', true), set_config('app.tenant_id', ${pg.escapeLiteral(start.tenantId)}, true)`),
+      );
+    } catch (err) {
+      // `begin` may have run before the settings failed (a cancel, a timeout, a role not granted). Kysely
+      // rolls back only a transaction whose begin succeeded, so the connection would go back to the pool
+      // in an aborted transaction and fail every later use. Outside a transaction a rollback only warns.
+      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => {});
+      throw err;
+    }
     start.applied = true;
   }
 
