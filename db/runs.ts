@@ -364,18 +364,15 @@ export interface RunEnd {
 
 /**
  * Records the run's end (status, output or error, usage, end time and duration) unless it has already
- * ended, and answers what the end event and the thread need.
+ * ended, and answers what the end event and the thread need: this end's, or the one recorded before (a
+ * retried finish).
+ *
+ * One statement in the usual case: the duration is counted from the row's own start in the update,
+ * not read first (a round trip of every run's finish; docs/performance.md).
  */
 export async function recordRunEnd(tx: TenantTx, tenantId: string, runId: string, end: RunEnd): Promise<{ threadId: string; endedAt: Date; durationMs: number }> {
-  const run = await tx
-    .selectFrom('runs')
-    .select(['started_at', 'created_at', 'thread_id'])
-    .where('id', '=', runId)
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirstOrThrow();
   const endedAt = new Date();
-  const durationMs = endedAt.getTime() - (run.started_at ?? run.created_at).getTime();
-  await tx
+  const recorded = await tx
     .updateTable('runs')
     .set({
       status: end.status,
@@ -387,13 +384,22 @@ export async function recordRunEnd(tx: TenantTx, tenantId: string, runId: string
       total_tokens: end.usage.total_tokens,
       cost_usd: end.usage.cost_usd,
       ended_at: endedAt,
-      duration_ms: durationMs,
+      duration_ms: sql<number>`round(extract(epoch from ${endedAt}::timestamptz - coalesce(started_at, created_at)) * 1000)`,
     })
     .where('id', '=', runId)
     .where('tenant_id', '=', tenantId)
     .where('status', 'not in', TERMINAL_STATUSES)
-    .execute();
-  return { threadId: run.thread_id, endedAt, durationMs };
+    .returning(['thread_id', 'ended_at', 'duration_ms'])
+    .executeTakeFirst();
+  const run =
+    recorded ??
+    (await tx
+      .selectFrom('runs')
+      .select(['thread_id', 'ended_at', 'duration_ms'])
+      .where('id', '=', runId)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow());
+  return { threadId: run.thread_id, endedAt: run.ended_at ?? endedAt, durationMs: run.duration_ms ?? 0 };
 }
 
 /** Adds guardrail trips to the run's record. */

@@ -91,6 +91,50 @@ describe('run bookkeeping on the database', function () {
   });
 
   /**
+   * A run's end in one statement (db/runs.ts recordRunEnd): its duration counted from the run's start in
+   * the update itself, and a second end (a retried finish) answering the first without changing it.
+   */
+  describe('recording a run end', () => {
+    const run = (runId: string) => withTenant(db(), tenant.tenantId, (tx) => findRun(tx, tenant.tenantId, runId));
+    const usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, cost_usd: '0.25' };
+
+    it('counts the duration from the run start and answers the recorded end', async () => {
+      const runId = await recordRunningRun(db(), { tenantId: tenant.tenantId, agentId, input: 'hi', source: 'api' });
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const ended = await withTenant(db(), tenant.tenantId, (tx) => recordRunEnd(tx, tenant.tenantId, runId, { status: 'completed', output: 'done', error: null, usage }));
+
+      const row = (await run(runId))!;
+      expect(row).to.include({ status: 'completed', output: 'done', thread_id: ended.threadId, duration_ms: ended.durationMs, total_tokens: 7 });
+      expect(row.ended_at!.getTime()).to.equal(ended.endedAt.getTime());
+      expect(ended.durationMs).to.be.at.least(30);
+      expect(Math.abs(ended.durationMs - (row.ended_at!.getTime() - row.started_at!.getTime()))).to.be.at.most(1);
+    });
+
+    it('leaves an ended run as it ended and answers that end again', async () => {
+      const runId = await recordRunningRun(db(), { tenantId: tenant.tenantId, agentId, input: 'hi', source: 'api' });
+      const first = await withTenant(db(), tenant.tenantId, (tx) => recordRunEnd(tx, tenant.tenantId, runId, { status: 'completed', output: 'done', error: null, usage }));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const zero = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: '0' };
+      const failure = { code: 'internal_error', message: 'late' };
+      const again = await withTenant(db(), tenant.tenantId, (tx) => recordRunEnd(tx, tenant.tenantId, runId, { status: 'failed', output: null, error: failure, usage: zero }));
+
+      expect(again).to.deep.equal(first);
+      expect(await run(runId)).to.include({ status: 'completed', output: 'done', error: null, total_tokens: 7, duration_ms: first.durationMs });
+    });
+
+    it("refuses another workspace's run and changes nothing", async () => {
+      const other = await newTenant('run-bookkeeping-other');
+      const runId = await recordRunningRun(db(), { tenantId: tenant.tenantId, agentId, input: 'hi', source: 'api' });
+      const refused = await withTenant(db(), other.tenantId, (tx) => recordRunEnd(tx, other.tenantId, runId, { status: 'completed', output: 'theirs', error: null, usage })).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(refused).to.be.an('error');
+      expect(await run(runId)).to.include({ status: 'running', output: null, ended_at: null });
+    });
+  });
+
+  /**
    * A run's end when the run recorded subagent runs: one it never started (a cancel between recording the
    * child and starting its workflow) is ended as cancelled, having spent nothing; one that ran adds what
    * it spent to the parent's usage and cost.
