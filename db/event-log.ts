@@ -1,5 +1,6 @@
-import { sql, type CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery, type Selectable } from 'kysely';
 import type { Db } from './database.js';
+import type { Database } from './schema.js';
 import { preparedQuery, type PreparedQuery } from './prepared-query.js';
 import { readAsTenant } from './tenant-reads.js';
 import { tenantStatements } from './tenant-statement.js';
@@ -10,8 +11,10 @@ import type { TenantScoped, TenantTx } from './tenant-transaction.js';
  * db/migrations/tables.ts): each run's or experiment's events numbered 1, 2, 3… without gaps, the
  * numbers handed out by its row's `last_event_seq`; each append NOTIFYs `channel` with the parent's id.
  */
-export interface EventLog {
-  table: 'run_events' | 'experiment_events';
+export type EventLogTable = 'run_events' | 'experiment_events';
+
+export interface EventLog<Table extends EventLogTable = EventLogTable> {
+  table: Table;
   parentTable: 'runs' | 'experiments';
   parentColumn: 'run_id' | 'experiment_id';
   channel: string;
@@ -113,7 +116,7 @@ function appendedSeqs(log: EventLog, parentId: string, rows: AppendedRow[]): num
  * Reads of each log since the process started: what the live streams' "one read per notification,
  * whatever the number of subscribers" is checked and benchmarked by.
  */
-export const eventLogReads: Record<EventLog['table'], number> = { run_events: 0, experiment_events: 0 };
+export const eventLogReads: Record<EventLogTable, number> = { run_events: 0, experiment_events: 0 };
 
 interface LogReadValues {
   parentId: string;
@@ -129,14 +132,16 @@ interface LogReadValues {
  */
 const logReads = new WeakMap<EventLog, PreparedQuery<LogReadValues, unknown>>();
 
-function logRead(log: EventLog): PreparedQuery<LogReadValues, unknown> {
+/** A log's read, whose rows are its table's (the one cast: the map holds every log's read). */
+function logRead<Table extends EventLogTable>(log: EventLog<Table>): PreparedQuery<LogReadValues, Selectable<Database[Table]>> {
   let read = logReads.get(log);
   if (!read) {
+    const { table, parentColumn }: EventLog = log;
     read = preparedQuery((reader, values: LogReadValues) =>
       reader
-        .selectFrom(log.table)
+        .selectFrom(table)
         .selectAll()
-        .where(log.parentColumn, '=', values.parentId)
+        .where(parentColumn, '=', values.parentId)
         .where('tenant_id', '=', values.tenantId)
         .where('seq', '>', values.afterSeq)
         .orderBy('seq')
@@ -144,11 +149,18 @@ function logRead(log: EventLog): PreparedQuery<LogReadValues, unknown> {
     );
     logReads.set(log, read);
   }
-  return read;
+  return read as PreparedQuery<LogReadValues, Selectable<Database[Table]>>;
 }
 
 /** One run's or experiment's events after `afterSeq`, oldest first: rows of `log.table`. */
-export async function readEvents<Row>(db: Db, log: EventLog, tenantId: string, parentId: string, afterSeq: number, limit: number): Promise<Row[]> {
+export async function readEvents<Table extends EventLogTable>(
+  db: Db,
+  log: EventLog<Table>,
+  tenantId: string,
+  parentId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<Selectable<Database[Table]>[]> {
   eventLogReads[log.table]++;
-  return readAsTenant(db, tenantId, (reader) => logRead(log).execute(reader, { parentId, tenantId, afterSeq, limit })) as Promise<Row[]>;
+  return readAsTenant(db, tenantId, (reader) => logRead(log).execute(reader, { parentId, tenantId, afterSeq, limit }));
 }

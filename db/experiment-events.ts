@@ -16,7 +16,7 @@ export interface NewExperimentEvent extends NewLogEvent {
   dedupeKey: string;
 }
 
-const EXPERIMENT_EVENT_LOG: EventLog = { table: 'experiment_events', parentTable: 'experiments', parentColumn: 'experiment_id', channel: EXPERIMENT_EVENTS_CHANNEL };
+const EXPERIMENT_EVENT_LOG: EventLog<'experiment_events'> = { table: 'experiment_events', parentTable: 'experiments', parentColumn: 'experiment_id', channel: EXPERIMENT_EVENTS_CHANNEL };
 
 /** Appends events to an experiment's log, numbered without gaps, as runs' are (see appendEvents). */
 export async function appendExperimentEvents(tx: TenantTx, tenantId: string, experimentId: string, events: NewExperimentEvent[]): Promise<void> {
@@ -25,5 +25,5 @@ export async function appendExperimentEvents(tx: TenantTx, tenantId: string, exp
 
 /** The experiment's events after `afterSeq`, oldest first. */
 export function readExperimentEvents(db: Db, tenantId: string, experimentId: string, afterSeq: number, limit = 500): Promise<ExperimentEvent[]> {
-  return readEvents<ExperimentEvent>(db, EXPERIMENT_EVENT_LOG, tenantId, experimentId, afterSeq, limit);
+  return readEvents(db, EXPERIMENT_EVENT_LOG, tenantId, experimentId, afterSeq, limit);
 }

@@ -27,7 +27,7 @@ export interface NewRunEvent extends NewLogEvent {
   type: RunEventType;
 }
 
-const RUN_EVENT_LOG: EventLog = { table: 'run_events', parentTable: 'runs', parentColumn: 'run_id', channel: RUN_EVENTS_CHANNEL };
+const RUN_EVENT_LOG: EventLog<'run_events'> = { table: 'run_events', parentTable: 'runs', parentColumn: 'run_id', channel: RUN_EVENTS_CHANNEL };
 
 /**
  * Appends events to a run's log in order, numbering them 1, 2, 3… without gaps (see appendEvents);
@@ -49,7 +49,7 @@ export function appendRunEventsAfter(db: Db, tenantId: string, runId: string, ev
 
 /** The run's events after `afterSeq`, oldest first. */
 export function readRunEvents(db: Db, tenantId: string, runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
-  return readEvents<RunEvent>(db, RUN_EVENT_LOG, tenantId, runId, afterSeq, limit);
+  return readEvents(db, RUN_EVENT_LOG, tenantId, runId, afterSeq, limit);
 }
 
 /** The text of the run's latest model turn that wrote any (what the agent said before it asked). */
