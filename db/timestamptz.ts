@@ -2,8 +2,8 @@
  * Postgres `timestamptz` text as a Date, the way node-postgres' own parser (postgres-date) reads it.
  *
  * Why: every row the API lists carries two or more timestamps, and postgres-date matches each against
- * three regular expressions: ~8 % of the API's CPU on `GET /v1/agents` (docs/performance.md), about
- * five times what reading the digits takes.
+ * three regular expressions, about five times what reading the digits takes. Reading and writing
+ * timestamps came to ~15 % of the API's CPU on `GET /v1/agents` (docs/performance.md).
  *
  * How: what Postgres sends with its default DateStyle (ISO) — `2026-11-28 10:29:59.123456+00`, the
  * offset in whole hours or hours and minutes — is read digit by digit; the fraction is cut to
