@@ -113,6 +113,7 @@ async function runEmbedder(s: Settings): Promise<BenchmarkResult> {
   const modelsRoot = embeddingModelsRoot();
   const wanted = process.env.BENCH_EMBEDDER_DTYPES?.split(',').map((d) => d.trim()) ?? CANDIDATE_DTYPES;
   const dtypes = CANDIDATE_DTYPES.filter((dtype) => wanted.includes(dtype) && missingModelFiles(modelsRoot, EMBEDDING_MODEL_ID, dtype).length === 0);
+  if (!wanted.includes(BASELINE.dtype)) throw new Error(`BENCH_EMBEDDER_DTYPES must include ${BASELINE.dtype}, the baseline's weights`);
   if (!dtypes.includes(BASELINE.dtype)) throw new Error(`the baseline's ${BASELINE.dtype} weights are not installed in ${modelsRoot}: run npm run fetch-model`);
   const chunks = chunkTexts(s.chunks);
 
