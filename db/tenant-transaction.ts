@@ -80,8 +80,9 @@ class TenantStartingDriver implements Driver {
     } catch (err) {
       // `begin` may have run before the settings failed (a cancel, a timeout, a role not granted). Kysely
       // rolls back only a transaction whose begin succeeded, so the connection would go back to the pool
-      // in an aborted transaction and fail every later use. Outside a transaction a rollback only warns.
-      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => {});
+      // in an aborted transaction and fail every later use. Outside a transaction a rollback only warns;
+      // one that fails has the driver discard the connection.
+      await this.driver.rollbackTransaction(connection).catch(() => {});
       throw err;
     }
     start.applied = true;
