@@ -365,12 +365,17 @@ export interface RunEnd {
 /**
  * Records the run's end (status, output or error, usage, end time and duration) unless it has already
  * ended, and answers what the end event and the thread need: this end's, or the one recorded before (a
- * retried finish).
+ * retried finish, `recordedBefore`).
  *
  * One statement in the usual case: the duration is counted from the row's own start in the update,
  * not read first (a round trip of every run's finish; docs/performance.md).
  */
-export async function recordRunEnd(tx: TenantTx, tenantId: string, runId: string, end: RunEnd): Promise<{ threadId: string; endedAt: Date; durationMs: number }> {
+export async function recordRunEnd(
+  tx: TenantTx,
+  tenantId: string,
+  runId: string,
+  end: RunEnd,
+): Promise<{ threadId: string; endedAt: Date; durationMs: number; recordedBefore: boolean }> {
   const endedAt = new Date();
   const recorded = await tx
     .updateTable('runs')
@@ -399,7 +404,7 @@ export async function recordRunEnd(tx: TenantTx, tenantId: string, runId: string
       .where('id', '=', runId)
       .where('tenant_id', '=', tenantId)
       .executeTakeFirstOrThrow());
-  return { threadId: run.thread_id, endedAt: run.ended_at ?? endedAt, durationMs: run.duration_ms ?? 0 };
+  return { threadId: run.thread_id, endedAt: run.ended_at ?? endedAt, durationMs: run.duration_ms ?? 0, recordedBefore: !recorded };
 }
 
 /** Adds guardrail trips to the run's record. */

@@ -100,7 +100,8 @@ describe('run bookkeeping on the database', function () {
 
     it('counts the duration from the run start and answers the recorded end', async () => {
       const runId = await recordRunningRun(db(), { tenantId: tenant.tenantId, agentId, input: 'hi', source: 'api' });
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // Longer than the bound below: a timer may fire a little early against the clock the start was taken by.
+      await new Promise((resolve) => setTimeout(resolve, 40));
       const ended = await withTenant(db(), tenant.tenantId, (tx) => recordRunEnd(tx, tenant.tenantId, runId, { status: 'completed', output: 'done', error: null, usage }));
 
       const row = (await run(runId))!;
@@ -118,8 +119,24 @@ describe('run bookkeeping on the database', function () {
       const failure = { code: 'internal_error', message: 'late' };
       const again = await withTenant(db(), tenant.tenantId, (tx) => recordRunEnd(tx, tenant.tenantId, runId, { status: 'failed', output: null, error: failure, usage: zero }));
 
-      expect(again).to.deep.equal(first);
+      expect(first.recordedBefore).to.equal(false);
+      expect(again).to.deep.equal({ ...first, recordedBefore: true });
       expect(await run(runId)).to.include({ status: 'completed', output: 'done', error: null, total_tokens: 7, duration_ms: first.durationMs });
+    });
+
+    it('leaves the thread as a later run touched it when a finished run is finished again', async () => {
+      const runId = await recordRunningRun(db(), { tenantId: tenant.tenantId, agentId, input: 'hi', source: 'api' });
+      const finish = { tenantId: tenant.tenantId, runId, status: 'completed' as const, output: 'done', error: null, turns: [] };
+      await finishRun(db(), finish);
+      const { thread_id: threadId, ended_at: endedAt } = (await run(runId))!;
+      // A later run of the thread touches it after this run's end.
+      const later = new Date(endedAt!.getTime() + 60_000);
+      await db().updateTable('threads').set({ updated_at: later }).where('id', '=', threadId).execute();
+
+      await finishRun(db(), finish); // retried, as after a crash between its commit and the activity's completion
+      const thread = await db().selectFrom('threads').select('updated_at').where('id', '=', threadId).executeTakeFirstOrThrow();
+      expect(thread.updated_at.getTime()).to.equal(later.getTime());
+      expect((await readRunEvents(db(), tenant.tenantId, runId, 0)).filter((e) => e.type === 'run.completed')).to.have.length(1);
     });
 
     it("refuses another workspace's run and changes nothing", async () => {

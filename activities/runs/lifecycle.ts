@@ -76,13 +76,14 @@ export async function finishRun(db: Db, finish: FinishInput): Promise<void> {
     const ownUsage = runUsage(finish.turns, await listProviderPrices(tx, finish.tenantId));
     // A subagent has recorded its end before its parent can (the parent waits for it), so its usage is final.
     const usage = withSubagentUsage(ownUsage, await settleSubagents(tx, finish.tenantId, finish.runId));
-    const { threadId, endedAt, durationMs } = await recordRunEnd(tx, finish.tenantId, finish.runId, {
+    const { threadId, endedAt, durationMs, recordedBefore } = await recordRunEnd(tx, finish.tenantId, finish.runId, {
       status: finish.status,
       output: finish.output,
       error: finish.error,
       usage,
     });
-    await touchThread(tx, finish.tenantId, threadId, { at: endedAt });
+    // A retried finish: the thread was touched with the end, and a later run may have touched it since.
+    if (!recordedBefore) await touchThread(tx, finish.tenantId, threadId, { at: endedAt });
     const fullUsage = { ...usage, duration_ms: durationMs };
     const data =
       finish.status === 'completed'
