@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import { openDatabase, type OpenDatabase } from '../db/database.js';
+import { openDatabase, type Db, type OpenDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { tenantStatement } from '../db/tenant-statement.js';
 import { withTenant } from '../db/tenant-transaction.js';
@@ -39,6 +39,14 @@ describe('tenant transactions on node-postgres', function () {
     return database.db;
   };
 
+  /** Who the next statement runs as, and whether it runs inside a transaction begun before it. */
+  const sessionOf = async (db: Db) =>
+    (
+      await sql<{ role: string; tenant: string | null; in_transaction: boolean }>`
+        select current_user as role, nullif(current_setting('app.tenant_id', true), '') as tenant,
+               now() <> statement_timestamp() as in_transaction`.execute(db)
+    ).rows[0];
+
   it('leaves its connection usable, outside any transaction, when the tenant settings fail after begin', async () => {
     const owner = await openAs('postgres');
     await migrateToLatest(owner);
@@ -48,10 +56,7 @@ describe('tenant transactions on node-postgres', function () {
     for (let attempt = 0; attempt < 2; attempt++) {
       const refused = await failure(withTenant(stranger, 'ten_any', async () => 'ran'));
       expect(refused.message, `attempt ${attempt}`).to.match(/permission denied to set role/);
-      const session = await sql<{ role: string; tenant: string | null; in_transaction: boolean }>`
-        select current_user as role, nullif(current_setting('app.tenant_id', true), '') as tenant,
-               now() <> statement_timestamp() as in_transaction`.execute(stranger);
-      expect(session.rows, `attempt ${attempt}`).to.deep.equal([{ role: 'stranger', tenant: null, in_transaction: false }]);
+      expect(await sessionOf(stranger), `attempt ${attempt}`).to.deep.equal({ role: 'stranger', tenant: null, in_transaction: false });
     }
     // And the owner's tenant transactions still begin as they should.
     const seen = await withTenant(owner, 'ten_owner', async (tx) => (await sql<{ tenant: string }>`select current_setting('app.tenant_id') as tenant`.execute(tx)).rows[0]!.tenant);
@@ -67,10 +72,7 @@ describe('tenant transactions on node-postgres', function () {
     const refused = await failure(tenantStatement(owner, 'ten_a', (scope) => sql<{ tenant: string }>`select current_setting('app.tenant_id') as tenant`.compile(scope)));
     expect(refused.message).to.match(/not idle/);
     // The next statement gets a new connection: the owner's own, outside any transaction, with no tenant set.
-    const session = await sql<{ role: string; tenant: string | null; in_transaction: boolean }>`
-      select current_user as role, nullif(current_setting('app.tenant_id', true), '') as tenant,
-             now() <> statement_timestamp() as in_transaction`.execute(owner);
-    expect(session.rows).to.deep.equal([{ role: 'postgres', tenant: null, in_transaction: false }]);
+    expect(await sessionOf(owner)).to.deep.equal({ role: 'postgres', tenant: null, in_transaction: false });
     expect(await tenantStatement(owner, 'ten_a', (scope) => sql<{ tenant: string }>`select current_setting('app.tenant_id') as tenant`.compile(scope))).to.deep.equal([{ tenant: 'ten_a' }]);
   });
 });
