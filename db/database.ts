@@ -4,6 +4,7 @@ import { vector } from '@electric-sql/pglite/vector';
 import { Kysely, PGliteDialect, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { TCP_KEEPALIVE_DELAY_MS, type DatabaseConfig } from './config.js';
+import { IdleCheckoutPool } from './idle-checkout-pool.js';
 import { PostgresListener } from './postgres-listener.js';
 import type { Database } from './schema.js';
 import { attachTenantReadPool } from './tenant-reads.js';
@@ -82,10 +83,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   };
 }
 
-function openPool(config: PostgresConfig, size: number): pg.Pool {
+function openPool(config: PostgresConfig, size: number): IdleCheckoutPool {
   // keepAlive: a connection to a host that vanished (a failover without a reset) is noticed by TCP, and a
   // silent flow is not dropped by NAT on the way (TCP_KEEPALIVE_DELAY_MS).
-  const pool = new pg.Pool({
+  const pool = new IdleCheckoutPool({
     connectionString: config.url,
     max: size,
     idleTimeoutMillis: config.poolIdleMs,

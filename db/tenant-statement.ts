@@ -54,14 +54,9 @@ export async function tenantStatements<Row>(
   const last = statements.at(-1)!;
   // Built before a connection is taken: a parameter that cannot be converted throws here, with nothing sent.
   let pending = pendingQuery(tenantId, ahead, last);
+  // The settings are local to the implicit transaction the Sync ends: the pool hands out only
+  // connections outside any transaction (db/idle-checkout-pool.ts).
   const client = await pool.connect();
-  // The settings are local to the transaction the Sync ends. On a connection left inside a transaction
-  // (none should be) they would outlive this call, as that transaction's: such a connection is dropped.
-  if (client.getTransactionStatus() !== 'I') {
-    const stale = new Error(`a pooled connection was not idle (transaction status ${client.getTransactionStatus()}); it is closed`);
-    client.release(stale);
-    throw stale;
-  }
   // The last statement runs prepared on connections that cache statements (db/statement-cache.ts); those ahead, unnamed.
   const caching = client instanceof StatementCachingClient ? client : undefined;
   let dropped: unknown;
