@@ -1,13 +1,23 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type FormatDefinition, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { invalidRequest, type FieldError } from './errors.js';
 import { unstorableTextFields } from './unstorable-text.js';
 import type { JsonSchema } from './operation.js';
 
 // Bodies are checked as sent; query strings and path parameters arrive as text, so that ajv coerces
 // them to the declared types (and fills defaults) before the handler sees them.
-const strictAjv = addFormats.default(new Ajv2020({ allErrors: true, strict: true, useDefaults: true }));
-const coercingAjv = addFormats.default(new Ajv2020({ allErrors: true, strict: true, useDefaults: true, coerceTypes: true }));
+const strictAjv = withApiFormats(new Ajv2020({ allErrors: true, strict: true, useDefaults: true }));
+const coercingAjv = withApiFormats(new Ajv2020({ allErrors: true, strict: true, useDefaults: true, coerceTypes: true }));
+
+function withApiFormats(ajv: Ajv2020): Ajv2020 {
+  addFormats.default(ajv);
+  // RFC 3339 allows a leap second (23:59:60); JavaScript's Date cannot hold one, and an Invalid Date
+  // would reach the database. A time must be both.
+  const rfc3339 = (fullFormats['date-time'] as FormatDefinition<string>).validate as (text: string) => boolean;
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => rfc3339(text) && !Number.isNaN(Date.parse(text)) });
+  return ajv;
+}
 
 export type Part = 'body' | 'query' | 'params';
 

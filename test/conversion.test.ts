@@ -195,6 +195,12 @@ describe('conversion: text decoding', () => {
     expect(decodeText(iconv.encode(text, 'utf-16le'))).to.equal(text);
   });
 
+  it('turns a lone surrogate in UTF-16 (half an emoji) into U+FFFD, as any invalid sequence', () => {
+    const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('# Notes \uD83D\n\nbody', 'utf16le')]);
+    expect(bytes.includes(Buffer.from([0x3d, 0xd8])), 'the lone high surrogate is in the bytes').to.equal(true);
+    expect(decodeText(bytes)).to.equal('# Notes \uFFFD\n\nbody');
+  });
+
   it('drops a UTF-8 BOM and normalises newlines', () => {
     const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('héllo\r\nwörld\r', 'utf8')]);
     expect(decodeText(bytes)).to.equal('héllo\nwörld\n');

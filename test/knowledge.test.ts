@@ -107,6 +107,18 @@ describe('knowledge', function () {
     expect((await settledDocument(key, 'at-once', queued.body.document.id)).status).to.equal('ready');
   });
 
+  it('takes a UTF-16 file whose heading holds half an emoji: the lone surrogate becomes U+FFFD, not a 500', async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'cut-emoji' } });
+    const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('# Release notes \uD83D\n\nThe mobile app now syncs drafts offline.', 'utf16le')]);
+    const upload = await uploadFile(key, 'cut-emoji', bytes, 'notes.md', 'text/markdown');
+    expect(upload.status, JSON.stringify(upload.body)).to.equal(202);
+    expect(upload.body.document).to.include({ status: 'ready', chunk_count: 1 });
+    const { body } = await call('GET', `/v1/knowledge/cut-emoji/documents/${upload.body.document.id}?markdown=true`, { key });
+    expect(body.document.markdown).to.contain('Release notes \uFFFD');
+    const hits = (await call('POST', '/v1/knowledge/search', { key, body: { query: 'offline drafts in the mobile app', kb: 'cut-emoji', k: 1 } })).body.hits;
+    expect(hits[0]).to.include({ document_id: upload.body.document.id });
+  });
+
   it('searches every knowledge base unless scoped, defaults k to 5, and answers 404 for an unknown kb', async () => {
     await call('POST', '/v1/knowledge', { key, body: { name: 'many' } });
     for (let i = 0; i < 6; i++) await addText('many', `note ${i}`, `Note ${i}: the shipment for order ${i} leaves on day ${i}.`);

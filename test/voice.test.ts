@@ -188,6 +188,10 @@ describe('voice: calls through a voice channel', function () {
     const before = await call('GET', `/v1/voice/calls?started_before=${encodeURIComponent(started.toISOString())}`, { key: a.key });
     expect(before.body.calls.map((c: { id: string }) => c.id)).to.include(recordId).and.not.to.include(otherCall.body.call_id);
     expect((await call('GET', '/v1/voice/calls?started_after=yesterday', { key: a.key })).status).to.equal(400);
+    // RFC 3339 allows a leap second; JavaScript's Date does not hold one, so it is refused, not a 500.
+    const leap = await call('GET', `/v1/voice/calls?started_after=${encodeURIComponent('2016-12-31T23:59:60Z')}`, { key: a.key });
+    expect(leap.status).to.equal(400);
+    expect(leap.body.error.fields).to.deep.include({ field: 'query.started_after', message: 'must match format "date-time"' });
 
     const firstPage = await call('GET', '/v1/voice/calls?limit=1', { key: a.key });
     expect(firstPage.body.calls).to.have.length(1);

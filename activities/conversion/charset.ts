@@ -45,15 +45,16 @@ export function detectCharset(bytes: Uint8Array, contentType?: string): CharsetD
 }
 
 /**
- * Decodes text bytes to a string (see {@link detectCharset}); drops the BOM and NUL characters and
- * turns CRLF/CR newlines into LF.
+ * Decodes text bytes to a string (see {@link detectCharset}); drops the BOM and NUL characters, turns
+ * CRLF/CR newlines into LF, and a lone UTF-16 surrogate (half an emoji, cut by a program) into U+FFFD as
+ * any invalid sequence is: Postgres' jsonb refuses one, and a chunk's heading path is jsonb.
  */
 export function decodeText(bytes: Uint8Array, contentType?: string): string {
   const { charset } = detectCharset(bytes, contentType);
   const skip = bomCharset(bytes)?.length ?? 0;
   const body = bytes.subarray(skip);
   const text = charset === 'utf-8' ? new TextDecoder('utf-8').decode(body) : iconv.decode(body, charset, { stripBOM: true });
-  return text.replace(/^\uFEFF/, '').replaceAll('\u0000', '').replace(/\r\n?/g, '\n');
+  return text.replace(/^\uFEFF/, '').replaceAll('\u0000', '').replace(/\r\n?/g, '\n').toWellFormed();
 }
 
 /**
