@@ -220,6 +220,9 @@ describe('knowledge', function () {
     const designed = await addText('history', 'Design', 'Charles Babbage designed the Analytical Engine in the 1830s.');
     const born = await addText('history', 'Birth', 'Charles Babbage was born in London.');
     for (const doc of [ada, designed, born]) expect(doc.error).to.equal(null);
+    // Another knowledge base's graph knows Babbage too; a search scoped to `history` stays in it.
+    await call('POST', '/v1/knowledge', { key, body: { name: 'engines', graph: { model: 'ollama/echo' } } });
+    expect((await addText('engines', 'Difference', 'Charles Babbage designed the Difference Engine.')).error).to.equal(null);
 
     const vector = await call('POST', '/v1/knowledge/search', { key, body: { query: 'Who was Ada Lovelace?', kb: 'history', k: 1 } });
     expect(vector.body.hits.map((h: { document_id: string }) => h.document_id)).to.deep.equal([ada.id]);

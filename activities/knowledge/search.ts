@@ -84,7 +84,7 @@ export async function searchKnowledge(db: Db, embedder: Embedder, tenantId: stri
     const hits = (await nearestChunks(tx, embedder, tenantId, queryVector, q.k, q.kbId).execute()).map((row) => hit(row, 'vector'));
     if (q.mode !== 'graph' || hits.length === 0) return hits;
 
-    const related = await relatedChunkIds(tx, tenantId, hits.map((h) => h.chunk_id), q.hops);
+    const related = await relatedChunkIds(tx, tenantId, hits.map((h) => h.chunk_id), q.hops, q.kbId);
     const extra = related.filter((id) => !hits.some((h) => h.chunk_id === id));
     if (extra.length === 0) return hits;
     const graphHits = (await chunkHits(tx, embedder, tenantId, queryVector).where('chunks.id', 'in', extra).execute()).map((row) => hit(row, 'graph'));
@@ -163,12 +163,16 @@ function hit(
   };
 }
 
-/** Chunks mentioning entities within `hops` relation steps of the entities the given chunks mention. */
-async function relatedChunkIds(tx: TenantTx, tenantId: string, chunkIds: string[], hops: number): Promise<string[]> {
+/**
+ * Chunks mentioning entities within `hops` relation steps of the entities the given chunks mention;
+ * within `kbId` when the search is scoped to one knowledge base, across the workspace's otherwise.
+ */
+async function relatedChunkIds(tx: TenantTx, tenantId: string, chunkIds: string[], hops: number, kbId: string | undefined): Promise<string[]> {
   const entities = await tx
     .selectFrom('kb_entities')
     .select(['name', 'kb_id'])
     .where('tenant_id', '=', tenantId)
+    .$if(kbId !== undefined, (qb) => qb.where('kb_id', '=', kbId!))
     .where(sql<boolean>`chunk_ids ?| ${sql.val(chunkIds)}::text[]`)
     .execute();
   let frontier = new Set(entities.map((e) => e.name.toLowerCase()));
@@ -179,6 +183,7 @@ async function relatedChunkIds(tx: TenantTx, tenantId: string, chunkIds: string[
       .selectFrom('kb_relations')
       .select(['source', 'target'])
       .where('tenant_id', '=', tenantId)
+      .$if(kbId !== undefined, (qb) => qb.where('kb_id', '=', kbId!))
       .where((eb) => eb.or([eb(eb.fn('lower', ['source']), 'in', names), eb(eb.fn('lower', ['target']), 'in', names)]))
       .execute();
     frontier = new Set();
@@ -197,6 +202,7 @@ async function relatedChunkIds(tx: TenantTx, tenantId: string, chunkIds: string[
     .selectFrom('kb_entities')
     .select('chunk_ids')
     .where('tenant_id', '=', tenantId)
+    .$if(kbId !== undefined, (qb) => qb.where('kb_id', '=', kbId!))
     .where((eb) => eb(eb.fn('lower', ['name']), 'in', neighbours))
     .execute();
   return [...new Set(rows.flatMap((row) => row.chunk_ids))];
