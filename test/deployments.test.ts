@@ -265,6 +265,33 @@ describe('deployments', () => {
       }
     });
 
+    it("shows a visitor a failure's code and a fixed sentence, never what the guardrail matched", async () => {
+      const name = unique('visitor-block');
+      await call('POST', '/v1/guardrails', { key: tenant.key, body: { name, kind: 'keyword', action: 'block', target: 'input', config: { keywords: ['zebra-passphrase-77'] } } });
+      try {
+        const guarded = await publishAgent(tenant.key, unique('guarded'), { ...scriptedGraph([{ text: 'never said' }]), guardrails: [name] });
+        const deployed = await createDeployment(tenant.key, { agent: guarded, slug: unique('guarded') });
+        const run = await runWith(deployed.publishable_key, guarded, 'my zebra-passphrase-77 please');
+        expect(run.last.event).to.equal('run.failed');
+
+        const owner = await call('GET', `/v1/runs/${run.runId}`, { key: tenant.key });
+        expect(owner.body.run.error.code).to.equal('guardrail_blocked');
+        expect(owner.body.run.error.message, 'the workspace sees the finding').to.contain(name).and.contain('zebra-passphrase-77');
+
+        const headers = visitor(run.visitorToken);
+        const read = await call('GET', `/v1/runs/${run.runId}`, { key: deployed.publishable_key, headers });
+        const events = await stream('GET', `/v1/runs/${run.runId}/events`, { key: deployed.publishable_key, headers });
+        const failed = [run.response, events].map((response) => response.frames.find((f) => f.event === 'run.failed')!.data.error);
+        for (const error of [read.body.run.error, ...failed]) {
+          expect(error).to.deep.equal({ code: 'guardrail_blocked', message: 'the message was blocked by the assistant’s safety rules' });
+        }
+        expect(JSON.stringify(read.body)).not.to.contain(name);
+        for (const response of [run.response, events]) expect(JSON.stringify(response.frames)).not.to.contain(name);
+      } finally {
+        await call('PATCH', `/v1/guardrails/${name}`, { key: tenant.key, body: { enabled: false } });
+      }
+    });
+
     it('answers the ask_human questions of its own runs', async () => {
       const askHuman = await createBuiltinTool(tenant.key, 'ask_human');
       const asker = await publishAgent(tenant.key, 'asker', scriptedGraph([

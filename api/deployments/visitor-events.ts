@@ -1,9 +1,10 @@
+import type { RunError } from '../../db/schema.js';
 import { frame, type LoggedEvent } from '../sse.js';
 
 /**
  * What a publishable key's caller (a website's visitor) sees of a run's events: the run's own events,
  * the reply's text and the question, never the tool calls, their arguments and results, or what a
- * guardrail found. Events it does not see are left out of the stream (an empty frame); the `id`s of
+ * guardrail found (a failure shows its code only, with a fixed sentence). Events it does not see are left out of the stream (an empty frame); the `id`s of
  * the rest are the log's, so Last-Event-ID resumes as for any caller.
  */
 export function visitorFrame(visitorToken?: string): (event: LoggedEvent) => string {
@@ -16,7 +17,25 @@ export function visitorFrame(visitorToken?: string): (event: LoggedEvent) => str
   };
 }
 
+/**
+ * What a visitor sees of a run's record: the conversation's end, not the prompts, skills and guardrail
+ * trips behind it, nor a failure's own words.
+ */
+export function visitorRun<Run extends { error: RunError | null }>(run: Run): Run {
+  return { ...run, error: visitorError(run.error), prompts: [], skills: [], guardrail_trips: [] };
+}
+
+/**
+ * A failure's code with a fixed sentence: its own message can quote what a guardrail matched (its
+ * keywords, scores and thresholds, for a visitor to tune an input against) or the provider's setup.
+ */
+function visitorError(error: RunError | null | undefined): RunError | null {
+  if (!error) return null;
+  return { code: error.code, message: error.code === 'guardrail_blocked' ? 'the message was blocked by the assistant’s safety rules' : 'the assistant could not answer' };
+}
+
 function visibleData(event: LoggedEvent): Record<string, unknown> | undefined {
+  if (event.type === 'run.failed') return { ...event.data, error: visitorError(event.data.error as RunError | undefined) };
   if (event.type.startsWith('run.') || event.type === 'message.delta' || event.type === 'attempt.reset') return { ...event.data };
   if (event.type === 'message.completed') {
     // Its tool_calls are the tool arguments; usage is the workspace's business.

@@ -20,7 +20,7 @@ import { ApiError, notFound } from '../errors.js';
 import { defineOperation, type Caller, type JsonSchema, type OperationContext } from '../operation.js';
 import { insertDeploymentThread } from '../../db/deployments.js';
 import { agentOfCaller, runOfCaller, runOrigin, takeRunRateLimit, threadOfCaller, VISITOR_TOKEN_HEADER } from '../deployments/scope.js';
-import { visitorFrame } from '../deployments/visitor-events.js';
+import { visitorFrame, visitorRun } from '../deployments/visitor-events.js';
 import { refOr404 } from '../ref-or-404.js';
 import { releaseReplaySlot, REPLAY_SLOTS_PER_TENANT, takeReplaySlot } from '../replay-slots.js';
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
@@ -138,7 +138,7 @@ export const getRun = defineOperation<{ runId: string }>({
       steps: await listRunSteps(reader, caller.tenantId, params.runId),
     }));
     // A website's visitor sees the conversation, not the tool calls, prompts and guardrail findings behind it.
-    if (caller.deployment) return { status: 200, body: { run: { ...runJson(run), prompts: [], skills: [], guardrail_trips: [] }, steps: [] } };
+    if (caller.deployment) return { status: 200, body: { run: visitorRun(runJson(run)), steps: [] } };
     return { status: 200, body: { run: runJson(run), steps: steps.map(stepJson) } };
   },
 });
