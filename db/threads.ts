@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { findTenantRow } from './find-tenant-row.js';
 import { newId } from './ids.js';
-import { page, type Page, type PageQuery } from './page.js';
+import type { Page } from './page.js';
 import type { RunSource } from './runs.js';
 import type { Thread } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
@@ -39,13 +39,41 @@ export async function findThread(reader: TenantScoped, tenantId: string, agentId
 export type ThreadSummary = Pick<Thread, 'id' | 'title' | 'created_at' | 'updated_at'> & { run_count: number };
 
 /**
- * A page of the agent's threads, most recently active first, each with its number of runs. The cursor
- * is the last thread of the previous page; the page continues strictly after it in (updated_at, id) order.
+ * Where a page of threads ends: the last thread's `updated_at` (microseconds since the epoch, as text,
+ * exact where a Date keeps milliseconds) and id. Carried in the cursor itself, as a thread's
+ * `updated_at` moves when a run starts or ends in it: read again, it would make the next page repeat
+ * or skip threads.
  */
-export async function listThreadsPage(reader: TenantScoped, tenantId: string, agentId: string, { limit, cursor }: PageQuery): Promise<Page<ThreadSummary>> {
+export interface ThreadCursor {
+  updatedAtMicros: string;
+  id: string;
+}
+
+/** The cursor's text: opaque to clients. */
+export function threadCursorText(cursor: ThreadCursor): string {
+  return Buffer.from(`${cursor.updatedAtMicros}:${cursor.id}`).toString('base64url');
+}
+
+/** Undefined when `text` is not a cursor `threadCursorText` made. */
+export function parseThreadCursor(text: string): ThreadCursor | undefined {
+  const match = /^(-?\d{1,19}):(thr_[0-9A-Za-z]{1,64})$/.exec(Buffer.from(text, 'base64url').toString());
+  return match ? { updatedAtMicros: match[1]!, id: match[2]! } : undefined;
+}
+
+/**
+ * A page of the agent's threads, most recently active first, each with its number of runs: those
+ * strictly after `after` in (updated_at, id) order.
+ */
+export async function listThreadsPage(
+  reader: TenantScoped,
+  tenantId: string,
+  agentId: string,
+  { limit, after }: { limit: number; after?: ThreadCursor },
+): Promise<Page<ThreadSummary>> {
   let q = reader
     .selectFrom('threads')
     .select(['threads.id', 'threads.title', 'threads.created_at', 'threads.updated_at'])
+    .select(sql<string>`(extract(epoch from threads.updated_at) * 1000000)::bigint::text`.as('updated_at_micros'))
     .select((eb) => eb.selectFrom('runs').select(eb.fn.countAll<number>().as('n')).whereRef('runs.thread_id', '=', 'threads.id').as('run_count'))
     .where('threads.tenant_id', '=', tenantId)
     .where('threads.agent_id', '=', agentId)
@@ -53,13 +81,12 @@ export async function listThreadsPage(reader: TenantScoped, tenantId: string, ag
     .orderBy('threads.updated_at', 'desc')
     .orderBy('threads.id', 'desc')
     .limit(limit + 1);
-  if (cursor) {
-    const after = await reader.selectFrom('threads').select(['updated_at', 'id']).where('id', '=', cursor).where('tenant_id', '=', tenantId).executeTakeFirst();
-    if (after) q = q.where(sql<boolean>`(threads.updated_at, threads.id) < (${after.updated_at}, ${after.id})`);
+  if (after) {
+    const updatedAt = sql`timestamptz 'epoch' + ${after.updatedAtMicros}::bigint * interval '1 microsecond'`;
+    q = q.where(sql<boolean>`(threads.updated_at, threads.id) < (${updatedAt}, ${after.id})`);
   }
   const rows = await q.execute();
-  return page(
-    rows.map((row) => ({ ...row, run_count: Number(row.run_count ?? 0) })),
-    limit,
-  );
+  const items = rows.slice(0, limit).map(({ updated_at_micros: _, ...row }) => ({ ...row, run_count: Number(row.run_count ?? 0) }));
+  const last = rows.length > limit ? rows[limit - 1]! : undefined;
+  return { items, nextCursor: last ? threadCursorText({ updatedAtMicros: last.updated_at_micros, id: last.id }) : null };
 }

@@ -152,6 +152,29 @@ describe('runs: usage, resume, graphs, threads, built-in tools', () => {
     expect(foreign.status).to.equal(404);
   });
 
+  it('pages threads with a cursor that keeps its place while the threads it passed move up', async () => {
+    const agentId = await publishAgent(key, 'paged-threads', { nodes: [{ id: 'chat', model: 'ollama/echo' }] });
+    const oldest = (await run(agentId, 'oldest')).record.run.thread_id;
+    const middle = (await run(agentId, 'middle')).record.run.thread_id;
+    const newest = (await run(agentId, 'newest')).record.run.thread_id;
+    const ids = (body: { threads: { thread_id: string }[] }) => body.threads.map((t) => t.thread_id);
+
+    const first = await call('GET', `/v1/threads?agent=${agentId}&limit=2`, { key });
+    expect(ids(first.body)).to.deep.equal([newest, middle]);
+    // The page's last thread moves to the top: the next page still starts where the first one ended.
+    await run(agentId, 'again', { thread_id: middle });
+    const second = await call('GET', `/v1/threads?agent=${agentId}&limit=2&cursor=${first.body.next_cursor}`, { key });
+    expect(ids(second.body)).to.deep.equal([oldest]);
+    expect(second.body.next_cursor).to.equal(null);
+    expect(ids((await call('GET', `/v1/threads?agent=${agentId}`, { key })).body)).to.deep.equal([middle, newest, oldest]);
+
+    for (const cursor of [middle, 'not-a-cursor', Buffer.from('12:run_x').toString('base64url')]) {
+      const refused = await call('GET', `/v1/threads?agent=${agentId}&cursor=${encodeURIComponent(cursor)}`, { key });
+      expect(refused.status, cursor).to.equal(400);
+      expect(refused.body.error.fields, cursor).to.deep.equal([{ field: 'query.cursor', message: 'is not a next_cursor of this list' }]);
+    }
+  });
+
   it('keeps a plan with plan_write and verify_plan, waits durably, lists no skills on a node without any, and fails unknown tools as steps', async () => {
     const agentId = await publishAgent(key, 'planner', scriptedGraph([
       {

@@ -1,7 +1,7 @@
 import { agentOr404 } from './agents.js';
 import { listThreadRuns } from '../../db/runs.js';
-import { findThread, listThreadsPage } from '../../db/threads.js';
-import { orNotFound } from '../errors.js';
+import { findThread, listThreadsPage, parseThreadCursor } from '../../db/threads.js';
+import { invalidRequest, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { timestampsJson } from '../row-json.js';
 import { closedObject, listOf, pathParams, timestamp } from '../schemas.js';
@@ -39,12 +39,16 @@ export const listThreads = defineOperation<Record<string, never>, { agent: strin
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     cursor: { type: 'string', minLength: 1, description: 'The `next_cursor` of the previous page.' },
   }),
-  errors: ['not_found'],
+  errors: ['not_found', 'invalid_request'],
   responses: { 200: { description: 'A page of thread summaries', schema: listOf('threads', summarySchema) } },
   handler: async ({ query, caller, tenantReads }) => {
+    const after = query.cursor === undefined ? undefined : parseThreadCursor(query.cursor);
+    if (query.cursor !== undefined && !after) {
+      throw invalidRequest('invalid query: query.cursor is not a next_cursor of this list', [{ field: 'query.cursor', message: 'is not a next_cursor of this list' }]);
+    }
     const { items, nextCursor } = await tenantReads(async (reader) => {
       const agent = await agentOr404(reader, caller.tenantId, query.agent);
-      return listThreadsPage(reader, caller.tenantId, agent.id, query);
+      return listThreadsPage(reader, caller.tenantId, agent.id, { limit: query.limit, after });
     });
     return {
       status: 200,
