@@ -1,6 +1,7 @@
 import busboy from 'busboy';
 import type Koa from 'koa';
 import { ApiError } from './errors.js';
+import { multipartBoundary, PartContentTypeTap } from './part-content-type.js';
 import { unstorableTextFields } from './unstorable-text.js';
 
 /** Uploaded files are limited to 4 MB (the spec's Limits). */
@@ -37,9 +38,13 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
     const fields: Record<string, string> = {};
     let file: Omit<UploadedFile, 'fields'> | undefined;
     let failed = false;
+    // busboy validated the boundary above.
+    const declaredTypes = new PartContentTypeTap(multipartBoundary(ctx.get('Content-Type'))!);
     const fail = (error: ApiError) => {
       if (failed) return;
       failed = true;
+      declaredTypes.stop();
+      ctx.req.off('data', declaredTypes.take);
       ctx.req.unpipe(parser);
       stopReading(ctx, declared > 0);
       reject(error);
@@ -51,6 +56,9 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
         stream.resume();
         return;
       }
+      // The part's Content-Type as sent: busboy's `mimeType` lacks its `charset=`.
+      const contentType = declaredTypes.contentTypeOf(name) ?? info.mimeType;
+      ctx.req.off('data', declaredTypes.take);
       const chunks: Buffer[] = [];
       let size = 0;
       stream.on('data', (chunk: Buffer) => {
@@ -60,7 +68,7 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
       });
       stream.on('limit', () => fail(tooLarge()));
       stream.on('end', () => {
-        if (!failed) file = { filename: info.filename ?? 'upload', contentType: info.mimeType, bytes: Buffer.concat(chunks) };
+        if (!failed) file = { filename: info.filename ?? 'upload', contentType, bytes: Buffer.concat(chunks) };
       });
     });
     parser.on('error', (err: Error) => fail(new ApiError('invalid_request', `malformed multipart body: ${err.message}`, { fields: [] })));
@@ -77,6 +85,8 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
       }
       resolve({ ...file, fields });
     });
+    // Before the pipe's own listener, so that the tap has each chunk before the parser reads it.
+    ctx.req.on('data', declaredTypes.take);
     ctx.req.pipe(parser);
   });
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import iconv from 'iconv-lite';
 import { sharedEmbedder } from '../activities/embedding/index.js';
 import { call, newTenant } from './support/api.js';
 import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
@@ -117,6 +118,22 @@ describe('knowledge', function () {
     expect(body.document.markdown).to.contain('Release notes \uFFFD');
     const hits = (await call('POST', '/v1/knowledge/search', { key, body: { query: 'offline drafts in the mobile app', kb: 'cut-emoji', k: 1 } })).body.hits;
     expect(hits[0]).to.include({ document_id: upload.body.document.id });
+  });
+
+  it("decodes a file part by the charset its Content-Type declares, and keeps that type", async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'labelled' } });
+    const samples = [
+      { text: 'Crème brûlée à la carte, naïve café.', charset: 'iso-8859-1' },
+      { text: 'Zażółć gęślą jaźń, powiedział Łukasz.', charset: 'iso-8859-2' },
+    ];
+    for (const { text, charset } of samples) {
+      const contentType = `text/plain;charset=${charset}`;
+      const upload = await uploadFile(key, 'labelled', iconv.encode(text, charset), `${charset}.txt`, contentType);
+      expect(upload.status, JSON.stringify(upload.body)).to.equal(202);
+      expect(upload.body.document).to.include({ status: 'ready', content_type: contentType });
+      const { body } = await call('GET', `/v1/knowledge/labelled/documents/${upload.body.document.id}?markdown=true`, { key });
+      expect(body.document.markdown, charset).to.contain(text);
+    }
   });
 
   it('searches every knowledge base unless scoped, defaults k to 5, and answers 404 for an unknown kb', async () => {
