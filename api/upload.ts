@@ -50,7 +50,11 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
       reject(error);
     };
 
-    parser.on('field', (name, value) => (fields[name] = value));
+    parser.on('field', (name, value, info) => {
+      // busboy cuts a value at `fieldSize` and says so: a cut title would be stored as if whole.
+      if (info.valueTruncated) fail(new ApiError('invalid_request', `the form field "${name}" is longer than 64 KB`, { fields: [{ field: `body.${name}`, message: 'is longer than 64 KB' }] }));
+      else fields[name] = value;
+    });
     parser.on('file', (name, stream, info) => {
       if (name !== fieldName) {
         stream.resume();

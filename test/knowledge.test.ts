@@ -146,6 +146,38 @@ describe('knowledge', function () {
     expect((await call('POST', '/v1/knowledge/search', { key, body: {} })).status).to.equal(400);
   });
 
+  it("holds a form's title to the JSON upload's 1–500 characters, and names a file without a name 'upload'", async () => {
+    await call('POST', '/v1/knowledge', { key, body: { name: 'titled' } });
+    const post = async (title: string | undefined, filename: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([new TextEncoder().encode('The loading dock opens at six.')], { type: 'text/plain' }), filename);
+      if (title !== undefined) form.append('title', title);
+      const response = await fetch(`${testPlatform().apiUrl}/v1/knowledge/titled/documents`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    for (const title of ['', 'x'.repeat(501), 'x'.repeat(70 * 1024)]) {
+      const refused = await post(title, 'dock.txt');
+      expect(refused.status, `a title of ${title.length}`).to.equal(400);
+      expect(refused.body.error.fields.map((f: { field: string }) => f.field)).to.deep.equal(['body.title']);
+    }
+    expect((await post('é'.repeat(500), 'dock.txt')).body.document.title).to.equal('é'.repeat(500));
+    // A filename that is only a folder has an empty base name; an empty filename is no file at all.
+    const raw = async (filename: string) => {
+      const boundary = 'raw-form-boundary';
+      const response = await fetch(`${testPlatform().apiUrl}/v1/knowledge/titled/documents`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\nThe dock closes at ten.\r\n--${boundary}--\r\n`,
+      });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    const folder = await raw('folder/');
+    expect(folder.body.document?.title, JSON.stringify(folder.body)).to.equal('upload');
+    expect((await raw('')).body.error.fields).to.deep.equal([{ field: 'body.file', message: 'is required' }]);
+    const listed = (await call('GET', '/v1/knowledge/titled/documents', { key })).body.documents;
+    expect(listed, 'nothing was written for a refused title').to.have.length(2);
+  });
+
   it('takes an upload of exactly 4 MB and refuses 4 MB + 1 byte with 413', async () => {
     await call('POST', '/v1/knowledge', { key, body: { name: 'sizes' } });
     const line = 'All work and no play makes a very dull document indeed.\n';

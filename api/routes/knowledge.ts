@@ -19,7 +19,7 @@ import type { KnowledgeBase, KnowledgeGraphSettings } from '../../db/schema.js';
 import { defineDeleteOperation } from '../delete-operation.js';
 import type { AppDeps } from '../deps.js';
 import { upstreamEmbedder } from '../embedder-errors.js';
-import { notFound, orNotFound } from '../errors.js';
+import { invalidRequest, notFound, orNotFound } from '../errors.js';
 import { readJsonBody } from '../middleware/json-body.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
@@ -27,7 +27,7 @@ import { conflictIfNameTaken } from '../name-conflict.js';
 import { refOr404 } from '../ref-or-404.js';
 import { pick, timestampsJson } from '../row-json.js';
 import { closedObject, nameSchema, listOf, pageQuery, pathParams, timestamp, upsertResultOf } from '../schemas.js';
-import { readUpload, UPLOAD_LIMIT_BYTES } from '../upload.js';
+import { readUpload, UPLOAD_LIMIT_BYTES, type UploadedFile } from '../upload.js';
 import { requestValidator } from '../validation.js';
 
 const TAG = 'Knowledge';
@@ -220,7 +220,7 @@ export const addDocument = defineOperation<{ kb: string }>({
         schema: {
           type: 'object',
           required: ['file'],
-          properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', maxLength: UPLOAD_LIMIT_BYTES }, title: { type: 'string' } },
+          properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', maxLength: UPLOAD_LIMIT_BYTES }, title: { type: 'string', minLength: 1, maxLength: 500 } },
         },
       },
     },
@@ -292,7 +292,7 @@ async function readDocumentUpload(koa: Parameters<typeof readUpload>[0]) {
   if (koa.is('multipart/form-data')) {
     const file = await readUpload(koa, 'file');
     const sniff = await sniffFormat(file.bytes, file.filename, file.contentType);
-    const base = { title: file.fields.title || file.filename, filename: file.filename, content_type: file.contentType ?? null, format: sniff.format, size_bytes: file.bytes.length };
+    const base = { title: uploadTitle(file), filename: file.filename, content_type: file.contentType ?? null, format: sniff.format, size_bytes: file.bytes.length };
     if (sniff.format === 'unsupported' || sniff.failure) {
       const reason = sniff.failure?.message ?? `this file type is not supported (${file.contentType ?? 'unknown type'})`;
       return { ...base, status: 'failed' as const, error: reason, source: null, markdown: null };
@@ -306,6 +306,20 @@ async function readDocumentUpload(koa: Parameters<typeof readUpload>[0]) {
   validateTextDocument(body);
   const { title, text, format } = body as { title: string; text: string; format: TextFormat };
   return { title, filename: null, content_type: null, format, size_bytes: Buffer.byteLength(text), ...textToDocument(text, format) };
+}
+
+/**
+ * A file's title: the form's `title`, held to the JSON upload's 1–500 characters, or else the file's
+ * name (a browser sends an empty one when no file was chosen), cut to 500.
+ */
+function uploadTitle(file: UploadedFile): string {
+  const { title } = file.fields;
+  if (title !== undefined) {
+    const characters = [...title].length;
+    if (characters < 1 || characters > 500) throw invalidRequest('invalid body: body.title must be 1–500 characters', [{ field: 'body.title', message: 'must be 1–500 characters' }]);
+    return title;
+  }
+  return [...(file.filename || 'upload')].slice(0, 500).join('');
 }
 
 function textToDocument(text: string, format: TextFormat) {
