@@ -49,15 +49,21 @@ export interface ThreadCursor {
   id: string;
 }
 
-/** The cursor's text: opaque to clients. */
+/**
+ * A cursor's text, `<microseconds>.<thread id>`: any text of this form is a place in the list, so the
+ * query's schema can say it. At most 16 digits, so that it stays a bigint and a timestamp.
+ */
+export const THREAD_CURSOR_PATTERN = '^[0-9]{1,16}\\.thr_[0-9A-Za-z]{1,64}$';
+
 export function threadCursorText(cursor: ThreadCursor): string {
-  return Buffer.from(`${cursor.updatedAtMicros}:${cursor.id}`).toString('base64url');
+  return `${cursor.updatedAtMicros}.${cursor.id}`;
 }
 
-/** Undefined when `text` is not a cursor `threadCursorText` made. */
+/** Undefined when `text` is not of THREAD_CURSOR_PATTERN's form. */
 export function parseThreadCursor(text: string): ThreadCursor | undefined {
-  const match = /^(-?\d{1,19}):(thr_[0-9A-Za-z]{1,64})$/.exec(Buffer.from(text, 'base64url').toString());
-  return match ? { updatedAtMicros: match[1]!, id: match[2]! } : undefined;
+  if (!new RegExp(THREAD_CURSOR_PATTERN).test(text)) return undefined;
+  const dot = text.indexOf('.');
+  return { updatedAtMicros: text.slice(0, dot), id: text.slice(dot + 1) };
 }
 
 /**

@@ -168,11 +168,16 @@ describe('runs: usage, resume, graphs, threads, built-in tools', () => {
     expect(second.body.next_cursor).to.equal(null);
     expect(ids((await call('GET', `/v1/threads?agent=${agentId}`, { key })).body)).to.deep.equal([middle, newest, oldest]);
 
-    for (const cursor of [middle, 'not-a-cursor', Buffer.from('12:run_x').toString('base64url')]) {
+    expect(first.body.next_cursor).to.match(/^\d{16}\.thr_/);
+    for (const cursor of [middle, 'not-a-cursor', '12.run_x', `${'9'.repeat(17)}.${middle}`]) {
       const refused = await call('GET', `/v1/threads?agent=${agentId}&cursor=${encodeURIComponent(cursor)}`, { key });
       expect(refused.status, cursor).to.equal(400);
-      expect(refused.body.error.fields, cursor).to.deep.equal([{ field: 'query.cursor', message: 'is not a next_cursor of this list' }]);
+      expect(refused.body.error.fields.map((f: { field: string }) => f.field), cursor).to.deep.equal(['query.cursor']);
     }
+    // Any place in the order is a cursor: the far future lists every thread, the epoch none.
+    const place = (micros: string) => call('GET', `/v1/threads?agent=${agentId}&cursor=${micros}.${middle}`, { key });
+    expect(ids((await place('9'.repeat(16))).body)).to.deep.equal([middle, newest, oldest]);
+    expect(ids((await place('0')).body)).to.deep.equal([]);
   });
 
   it('keeps a plan with plan_write and verify_plan, waits durably, lists no skills on a node without any, and fails unknown tools as steps', async () => {

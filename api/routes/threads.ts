@@ -1,7 +1,7 @@
 import { agentOr404 } from './agents.js';
 import { listThreadRuns } from '../../db/runs.js';
-import { findThread, listThreadsPage, parseThreadCursor } from '../../db/threads.js';
-import { invalidRequest, orNotFound } from '../errors.js';
+import { findThread, listThreadsPage, parseThreadCursor, THREAD_CURSOR_PATTERN } from '../../db/threads.js';
+import { orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { timestampsJson } from '../row-json.js';
 import { closedObject, listOf, pathParams, timestamp } from '../schemas.js';
@@ -37,15 +37,13 @@ export const listThreads = defineOperation<Record<string, never>, { agent: strin
   access: 'key',
   query: agentQuery({
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-    cursor: { type: 'string', minLength: 1, description: 'The `next_cursor` of the previous page.' },
+    cursor: { type: 'string', pattern: THREAD_CURSOR_PATTERN, description: 'The `next_cursor` of the previous page: where it ended in order of activity.' },
   }),
-  errors: ['not_found', 'invalid_request'],
+  errors: ['not_found'],
   responses: { 200: { description: 'A page of thread summaries', schema: listOf('threads', summarySchema) } },
   handler: async ({ query, caller, tenantReads }) => {
+    // The schema's pattern has checked the cursor's form.
     const after = query.cursor === undefined ? undefined : parseThreadCursor(query.cursor);
-    if (query.cursor !== undefined && !after) {
-      throw invalidRequest('invalid query: query.cursor is not a next_cursor of this list', [{ field: 'query.cursor', message: 'is not a next_cursor of this list' }]);
-    }
     const { items, nextCursor } = await tenantReads(async (reader) => {
       const agent = await agentOr404(reader, caller.tenantId, query.agent);
       return listThreadsPage(reader, caller.tenantId, agent.id, { limit: query.limit, after });
