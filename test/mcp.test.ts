@@ -280,6 +280,24 @@ describe('mcp server', () => {
       expect(String(error)).to.match(/401|Unauthorized/i);
     });
 
+    it("refuses a message nested deeper than a REST body may be with a JSON-RPC error, and takes one as deep", async () => {
+      // Written as text: JSON.stringify itself overflows on such depth.
+      const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+      const callWithBody = (metadata: string) =>
+        fetch(mcpUrl(), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${tenant.key}` },
+          body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"createAgent","arguments":{"body":{"name":"deep","metadata":${metadata}}}}}`,
+        });
+      const deep = await callWithBody(nested(100_000));
+      expect(deep.status).to.equal(400);
+      expect(((await deep.json()) as any).error).to.include({ code: -32600 });
+      // As deep as REST takes: the tool answers, with the API's own verdict on the body.
+      const allowed = await callWithBody(nested(60));
+      expect(allowed.status).to.equal(200);
+      expect(await allowed.text()).to.include('"id":7');
+    });
+
     it('answers 405 to GET and DELETE (the server is stateless), after authentication', async () => {
       const get = await fetch(mcpUrl(), { headers: { accept: 'text/event-stream', authorization: `Bearer ${tenant.key}` } });
       expect(get.status).to.equal(405);

@@ -83,6 +83,9 @@ describe('oauth: metadata and dynamic client registration', () => {
       'data:text/html,hi',
       'https://user:pass@app.example.com/cb',
       '/relative/callback',
+      'https://例え.jp/cb',
+      'https://app.example.com/rückruf',
+      'https://app.example.com/c b',
     ]) {
       const { status, body } = await registerClient({ client_name: 'Bad', redirect_uris: [uri], token_endpoint_auth_method: 'none' });
       expect(status, uri).to.equal(400);
@@ -90,7 +93,7 @@ describe('oauth: metadata and dynamic client registration', () => {
     }
     expect((await registerClient({ client_name: 'None', token_endpoint_auth_method: 'none' })).body.error).to.equal('invalid_redirect_uri');
     // Loopback http is a native app's local listener, and allowed.
-    for (const uri of ['http://localhost:3000/cb', 'http://[::1]:3000/cb', 'http://127.0.0.1/cb']) {
+    for (const uri of ['http://localhost:3000/cb', 'http://[::1]:3000/cb', 'http://127.0.0.1/cb', 'https://xn--r8jz45g.jp/r%C3%BCckruf']) {
       expect((await registerClient({ redirect_uris: [uri], token_endpoint_auth_method: 'none' })).status, uri).to.equal(201);
     }
   });

@@ -116,6 +116,15 @@ describe('oauth: token endpoint', () => {
     expectOAuthError(viaBasic, 'invalid_client', 401);
     expect(viaBasic.headers.get('www-authenticate')).to.match(/^Basic /);
 
+    // A NUL in Basic credentials, raw or form-encoded, is malformed credentials, not a server error.
+    for (const credentials of ['\0a:b', '%00:x', `${body.client_id}:%00`]) {
+      for (const path of ['/oauth/token', '/oauth/revoke']) {
+        const malformed = await postToken(path === '/oauth/token' ? base : { token: 'whatever' }, { path, headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` } });
+        expectOAuthError(malformed, 'invalid_client', 401);
+        expect(malformed.headers.get('www-authenticate'), `${path} ${JSON.stringify(credentials)}`).to.match(/^Basic /);
+      }
+    }
+
     code = await obtainCode({ client: confidential, user: person });
     const ok = await postToken({ ...base, code, client_id: confidential.clientId, client_secret: body.client_secret });
     expect(ok.status).to.equal(200);

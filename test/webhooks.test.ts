@@ -151,7 +151,9 @@ describe('webhooks', function () {
     const own = await subscribe(key, `${base}/ok`, ['run.failed'], { secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}` });
     expect(own.secret).to.equal(`whsec_${Buffer.alloc(24, 7).toString('base64')}`);
 
-    for (const url of ['http://127.0.0.1:9/hook', 'http://10.1.2.3/hook', 'http://169.254.169.254/latest', 'http://localhost:8080/', 'http://[::1]/x']) {
+    const portZero = Object.assign(new URL(`${base}/hook`), { port: '0' }).href;
+    expect(portZero).to.match(/:0\/hook$/);
+    for (const url of ['http://127.0.0.1:9/hook', 'http://10.1.2.3/hook', 'http://169.254.169.254/latest', 'http://localhost:8080/', 'http://[::1]/x', portZero]) {
       const refused = await call('POST', '/v1/webhooks', { key, body: { url, events: ['run.completed'] } });
       expect(refused.status, url).to.equal(400);
       expect(refused.body.error.fields[0].field).to.equal('body.url');

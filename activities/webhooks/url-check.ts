@@ -21,6 +21,8 @@ export async function webhookUrlProblem(raw: string, policy: OutboundPolicy): Pr
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be http or https';
   if (url.username || url.password) return 'must not carry credentials (sign requests with the secret instead)';
   if (url.hash) return 'must not have a fragment';
+  // Port 0 parses but reaches nothing: every attempt would fail for the whole retry window.
+  if (url.port === '0') return 'must not use port 0';
   const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
   try {
     assertHostNameAllowed(policy, hostname);

@@ -6,7 +6,7 @@ import type { AppDeps } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { ACCESS_TOKEN_PREFIX, accessTokenCoversPath, findActiveAccessToken } from '../oauth/access-tokens.js';
-import { readBodyBytes } from '../middleware/json-body.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan, readBodyBytes } from '../middleware/json-body.js';
 import type { AnyOperation, Caller } from '../operation.js';
 import { dispatchToolCall, type ToolCaller } from './dispatch.js';
 import { DISPATCH_HEADER, dispatchedCaller, DispatchTickets } from './internal-router.js';
@@ -193,9 +193,18 @@ async function readBody(ctx: Koa.Context): Promise<ReadBody> {
     if (!(err instanceof ApiError) || err.code !== 'payload_too_large') throw err;
     return { error: err.message, status: 413, code: ErrorCode.InvalidRequest };
   }
+  let value: unknown;
   try {
-    return { value: JSON.parse(bytes.toString('utf8')) };
+    value = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
     return { error: `Parse error: ${(err as Error).message}`, status: 400, code: ErrorCode.ParseError };
   }
+  // A tool's arguments become a REST body, held to its depth; the JSON-RPC envelope (a batch, the
+  // message, its params, the arguments) adds a few levels. Deeper would overflow JSON.stringify later.
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH + MCP_ENVELOPE_DEPTH)) {
+    return { error: `the message nests deeper than ${MAX_JSON_DEPTH + MCP_ENVELOPE_DEPTH} levels`, status: 400, code: ErrorCode.InvalidRequest };
+  }
+  return { value };
 }
+
+const MCP_ENVELOPE_DEPTH = 8;

@@ -24,7 +24,7 @@ export function parseJsonBody(ctx: Koa.Context, bytes: Buffer): unknown {
   } catch (err) {
     throw new ApiError('invalid_request', `malformed JSON body: ${(err as Error).message}`, { fields: [] });
   }
-  if (nestingDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
     throw new ApiError('invalid_request', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`, { fields: [] });
   }
   return body;
@@ -35,6 +35,11 @@ export function parseJsonBody(ctx: Koa.Context, bytes: Buffer): unknown {
  * overflow) or Postgres' jsonb (its stack depth limit) can handle afterwards, which would be a 500.
  */
 export const MAX_JSON_DEPTH = 64;
+
+/** True when arrays and objects nest deeper than `limit` in a parsed JSON value. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  return nestingDepth(value, limit) > limit;
+}
 
 /** The nesting depth of a parsed JSON value, counted without recursion and given up beyond `limit`. */
 function nestingDepth(value: unknown, limit: number): number {

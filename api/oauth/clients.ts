@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import type { Db } from '../../db/database.js';
 import { newId } from '../../db/ids.js';
 import type { OAuthClientAuthMethod } from '../../db/schema.js';
+import { unstorableTextFields } from '../unstorable-text.js';
 import { OAuthError } from './oauth-error.js';
 import { checkRedirectUri, MAX_REDIRECT_URIS } from './redirect-uris.js';
 import { SCOPE } from './scope.js';
@@ -119,6 +120,10 @@ function presentedCredentials(ctx: Koa.Context, form: Map<string, string>): { cl
     // RFC 6749 §2.3.1: both halves are form-urlencoded before they are joined.
     const clientId = formDecode(decoded.slice(0, colon));
     const secret = formDecode(decoded.slice(colon + 1));
+    // No client id or secret holds U+0000, which Postgres would refuse in the lookup as a 500.
+    if (unstorableTextFields('credentials', [clientId, secret]).length > 0) {
+      throw new OAuthError('invalid_client', 'malformed Basic credentials', 401, { 'WWW-Authenticate': 'Basic realm="agent-platform"' });
+    }
     if (form.has('client_secret')) throw new OAuthError('invalid_request', 'use one client authentication method, not two');
     if (form.has('client_id') && form.get('client_id') !== clientId) throw new OAuthError('invalid_request', 'client_id differs from the Basic credentials');
     return { clientId, secret, method: 'client_secret_basic' };

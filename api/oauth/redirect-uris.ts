@@ -22,7 +22,9 @@ export function checkRedirectUri(value: unknown): string {
   }
   if (value.includes('#')) throw invalid(`'${value}' has a fragment`);
   if (url.username || url.password) throw invalid(`'${value}' has credentials in it`);
-  if (/[\s<>"]/.test(value)) throw invalid(`'${value}' has characters a URI may not have`);
+  // A URI is ASCII (RFC 3986); an IRI's host goes in its xn-- form and the rest percent-encoded. The
+  // URI is matched and sent back as registered, and a Location header cannot carry other characters.
+  if (/[^\x21-\x7e]|[<>"]/.test(value)) throw invalid(`'${value}' has characters a URI may not have (an internationalized host is written in its xn-- form, other characters percent-encoded)`);
   if (url.protocol === 'https:') {
     if (!url.hostname) throw invalid(`'${value}' has no host`);
     return value;
