@@ -114,9 +114,9 @@ describe('multi-process: two API processes and two workers on one Postgres', fun
     expect(admitted).to.have.length(60);
     expect(refused).to.have.length(40);
     for (const answer of refused) expect(Number(answer.retryAfter)).to.be.within(1, 60);
-    // Both processes admitted and refused: the limit is one window across them, not 60 per process.
-    const byApi = (status: number, api: number) => answers.filter((a, i) => a.status === status && i % 2 === api).length;
-    expect([byApi(200, 0), byApi(200, 1), byApi(429, 0), byApi(429, 1)].every((n) => n > 0), 'each API admitted and refused some').to.equal(true);
+    // Each process got 50 requests, under a limit of 60 of its own: that 40 were refused at all shows one
+    // window across them. Which process refused them depends on how their requests interleaved (one
+    // run of CI had one process admit all of its 50 first), so that is not asserted.
     // Every admitted run completed, on its own stream and in the database.
     for (const answer of admitted) expect(answer.frames.at(-1)?.event).to.equal('run.completed');
     const runs = await query<{ status: string; n: number }>(`select status, count(*)::int as n from runs where agent_id = $1 group by status`, [agentId]);
