@@ -3,40 +3,60 @@
  *
  * busboy reports a file part's type without its parameters, yet a declared `charset=` is what decodes a
  * text file labelled, say, ISO-8859-1 (activities/conversion/charset.ts): short Latin text is easily
- * mistaken for another single-byte charset. So the body's bytes are also kept here, each before the
- * parser sees it, until the parser announces the file part; that part's headers are then read from them
- * and nothing more is kept. What precedes the file is bounded by the form's field limits.
+ * mistaken for another single-byte charset. So the body's first bytes are also kept here, each chunk
+ * before the parser sees it, until the parser announces the file part; that part's headers are then
+ * read from them and nothing more is kept. At most KEPT_LIMIT bytes are kept: a file part that comes
+ * later (after a long preamble or many fields) is read by busboy's type alone.
  */
+const KEPT_LIMIT = 256 * 1024;
+/** busboy's own limit on a part's header block. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
 export class PartContentTypeTap {
   private kept: Buffer[] = [];
+  private keptBytes = 0;
   private keeping = true;
 
   constructor(private readonly boundary: string) {}
 
   /** Every chunk of the body, before the parser is given it. */
   readonly take = (chunk: Buffer): void => {
-    if (this.keeping) this.kept.push(chunk);
+    if (!this.keeping) return;
+    this.keptBytes += chunk.length;
+    if (this.keptBytes > KEPT_LIMIT) this.stop();
+    else this.kept.push(chunk);
   };
 
-  /** Called when the parser announces the file part named `fieldName`: its Content-Type header, if it had one. */
+  /**
+   * Called when the parser announces the file part named `fieldName`: the Content-Type header of the
+   * first part by that name with a filename, if the kept bytes hold it. One pass, linear in what is kept.
+   */
   contentTypeOf(fieldName: string): string | undefined {
     const raw = Buffer.concat(this.kept).toString('latin1');
     this.stop();
-    // A part's content cannot hold its delimiter, so every match begins a part's headers.
-    const delimiter = `--${this.boundary}\r\n`;
-    let contentType: string | undefined;
-    for (let at = raw.indexOf(delimiter); at !== -1; at = raw.indexOf(delimiter, at + delimiter.length)) {
-      const start = at + delimiter.length;
-      const end = raw.indexOf('\r\n\r\n', start);
-      if (end === -1) break;
-      const headers = headerValues(raw.slice(start, end));
-      if (partName(headers.get('content-disposition')) === fieldName) contentType = headers.get('content-type');
+    // A delimiter is CRLF "--boundary" (or "--boundary" at the very start), then optional padding and
+    // CRLF; content cannot hold one, so each begins a part's headers.
+    const delimiter = `\r\n--${this.boundary}`;
+    let at = raw.startsWith(delimiter.slice(2)) ? -2 : raw.indexOf(delimiter);
+    while (at !== -1) {
+      const next = raw.indexOf(delimiter, at + delimiter.length);
+      const start = partHeadersStart(raw, at + delimiter.length);
+      if (start === undefined) return undefined;
+      const block = raw.slice(start, Math.min(next === -1 ? raw.length : next, start + MAX_HEADER_BYTES));
+      const end = block.indexOf('\r\n\r\n');
+      if (end !== -1) {
+        const headers = headerValues(block.slice(0, end));
+        const disposition = headers.get('content-disposition');
+        if (parameter(disposition, 'name') === fieldName && parameter(disposition, 'filename') !== undefined) {
+          return usable(headers.get('content-type'));
+        }
+      }
+      at = next;
     }
-    // Stored with the document: printable ASCII of a sane length, or busboy's own reading.
-    return contentType !== undefined && /^[\x20-\x7e]{1,255}$/.test(contentType) ? contentType : undefined;
+    return undefined;
   }
 
-  /** Keeps nothing more (the part was found, or the upload was refused). */
+  /** Keeps nothing more (the part was found, it came too late, or the upload ended). */
   stop(): void {
     this.keeping = false;
     this.kept = [];
@@ -49,6 +69,13 @@ export function multipartBoundary(contentType: string | undefined): string | und
   return match ? (match[1] ?? match[2]) : undefined;
 }
 
+/** Where a part's headers begin after its delimiter: past transport padding and CRLF; undefined for the closing delimiter. */
+function partHeadersStart(raw: string, afterDelimiter: number): number | undefined {
+  let at = afterDelimiter;
+  while (raw[at] === ' ' || raw[at] === '\t') at++;
+  return raw.startsWith('\r\n', at) ? at + 2 : undefined;
+}
+
 function headerValues(block: string): Map<string, string> {
   const headers = new Map<string, string>();
   for (const line of block.split('\r\n')) {
@@ -58,8 +85,19 @@ function headerValues(block: string): Map<string, string> {
   return headers;
 }
 
-/** The `name` parameter of a Content-Disposition (not `filename`, which also ends in "name"). */
-function partName(disposition: string | undefined): string | undefined {
-  const match = /;\s*name\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(disposition ?? '');
+const PARAMETERS = {
+  name: /;\s*name\s*=\s*(?:"([^"]*)"|([^;\s]*))/i,
+  // RFC 5987's `filename*=` names a file too, as busboy takes it.
+  filename: /;\s*filename\*?\s*=\s*(?:"([^"]*)"|([^;\s]*))/i,
+};
+
+/** A Content-Disposition parameter; `name` is not matched inside `filename`. */
+function parameter(disposition: string | undefined, name: keyof typeof PARAMETERS): string | undefined {
+  const match = PARAMETERS[name].exec(disposition ?? '');
   return match ? (match[1] ?? match[2]) : undefined;
+}
+
+/** Stored with the document: printable ASCII of a sane length, or else busboy's own reading. */
+function usable(contentType: string | undefined): string | undefined {
+  return contentType !== undefined && /^[\x20-\x7e]{1,255}$/.test(contentType) ? contentType : undefined;
 }

@@ -40,6 +40,8 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
     let failed = false;
     // busboy validated the boundary above.
     const declaredTypes = new PartContentTypeTap(multipartBoundary(ctx.get('Content-Type'))!);
+    // A client that goes away mid-upload: pipe() would never end the parser, and this would never settle.
+    const cutOff = () => fail(new ApiError('invalid_request', 'the upload was cut off before its end', { fields: [] }));
     const fail = (error: ApiError) => {
       if (failed) return;
       failed = true;
@@ -57,6 +59,8 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
     });
     parser.on('file', (name, stream, info) => {
       if (name !== fieldName) {
+        // busboy takes one file: the form's own never comes, and nothing more need be kept for it.
+        declaredTypes.stop();
         stream.resume();
         return;
       }
@@ -77,6 +81,8 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
     });
     parser.on('error', (err: Error) => fail(new ApiError('invalid_request', `malformed multipart body: ${err.message}`, { fields: [] })));
     parser.on('close', () => {
+      ctx.req.off('aborted', cutOff);
+      ctx.req.off('error', cutOff);
       if (failed) return;
       if (!file) {
         reject(new ApiError('invalid_request', `the form has no file in the "${fieldName}" field`, { fields: [{ field: `body.${fieldName}`, message: 'is required' }] }));
@@ -91,6 +97,8 @@ export async function readUpload(ctx: Koa.Context, fieldName = 'file'): Promise<
     });
     // Before the pipe's own listener, so that the tap has each chunk before the parser reads it.
     ctx.req.on('data', declaredTypes.take);
+    ctx.req.once('aborted', cutOff);
+    ctx.req.once('error', cutOff);
     ctx.req.pipe(parser);
   });
 }

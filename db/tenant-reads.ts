@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Kysely, sql, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import type pg from 'pg';
+import type { IdleCheckoutPool } from './idle-checkout-pool.js';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
 import { TENANT_ROLE, withTenant, type TenantScoped } from './tenant-transaction.js';
@@ -39,7 +40,7 @@ const tenantReadPools = new WeakMap<Db, TenantReadPool>();
 const readingTenant = new AsyncLocalStorage<string>();
 
 /** Opens `db`'s tenant read pool on `pool` (db/database.ts). */
-export function attachTenantReadPool(db: Db, pool: pg.Pool): Db {
+export function attachTenantReadPool(db: Db, pool: IdleCheckoutPool): Db {
   const reads = new TenantReadPool(pool);
   const readPool = new Kysely<Database>({ dialect: postgresDialectWithDriver(() => new TenantReadDriver(reads)) });
   readPools.set(db, readPool);
@@ -78,7 +79,7 @@ class TenantReadPool {
   /** The tenant each pooled client's session reads as; absent until a setting statement has succeeded. */
   private readonly tenants = new WeakMap<pg.PoolClient, string>();
 
-  constructor(readonly pool: pg.Pool) {}
+  constructor(readonly pool: IdleCheckoutPool) {}
 
   /** One read on a client of the pool, checked out for it. */
   async rows(text: string, parameters: readonly unknown[]): Promise<unknown[]> {

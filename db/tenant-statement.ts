@@ -1,5 +1,6 @@
 import type { CompiledQuery } from 'kysely';
 import pg from 'pg';
+import type { IdleCheckoutPool } from './idle-checkout-pool.js';
 import type { Db } from './database.js';
 import { queryCompiler } from './query-compiler.js';
 import { prepareValue, StatementCachingClient } from './statement-cache.js';
@@ -107,10 +108,10 @@ function send(client: pg.PoolClient, pending: PendingQuery): Promise<unknown[]> 
 class UnsentQueryError extends Error {}
 
 /** The pool of each open Postgres database, for its tenant statements (db/database.ts attaches it). */
-const statementPools = new WeakMap<Db, pg.Pool>();
+const statementPools = new WeakMap<Db, IdleCheckoutPool>();
 
 /** Lets `tenantStatement` and `tenantStatements` run on `db`'s pool in one round trip. */
-export function attachTenantStatements(db: Db, pool: pg.Pool): void {
+export function attachTenantStatements(db: Db, pool: IdleCheckoutPool): void {
   statementPools.set(db, pool);
 }
 

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Db } from '../db/database.js';
+import { IdleCheckoutPool } from '../db/idle-checkout-pool.js';
 import type { Database } from '../db/schema.js';
 import { PREPARED_PER_CONNECTION, StatementCachingClient, USES_BEFORE_PREPARING } from '../db/statement-cache.js';
 import { attachTenantStatements, tenantStatement, tenantStatements } from '../db/tenant-statement.js';
@@ -17,7 +18,7 @@ import { tenantsWithAgents } from './support/tenants-with-agents.js';
  * connection holds; statement texts carry a fresh id, as the counts of uses are the process's.
  */
 describe('statement cache (Postgres)', function () {
-  let pool: pg.Pool;
+  let pool: IdleCheckoutPool;
   /** A table of this test's, readable by the tenant role, whose columns the tests change. */
   let probe: string;
 
@@ -29,7 +30,7 @@ describe('statement cache (Postgres)', function () {
   });
 
   beforeEach(async () => {
-    pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, Client: StatementCachingClient });
+    pool = new IdleCheckoutPool({ connectionString: process.env.DATABASE_URL, max: 1, Client: StatementCachingClient });
     probe = `statement_cache_probe_${randomUUID().replaceAll('-', '')}`;
     await pool.query(`create table ${probe} (id int primary key, a text); insert into ${probe} values (1, 'one'); grant select on ${probe} to ${TENANT_ROLE}`);
   });

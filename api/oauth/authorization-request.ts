@@ -92,6 +92,9 @@ export function redirectLocation(redirectUri: string, publicUrl: string, paramet
   for (const [name, value] of Object.entries({ ...parameters, iss: issuerFor(publicUrl) })) {
     if (value !== undefined) query.append(name, value);
   }
-  const separator = redirectUri.includes('?') ? (redirectUri.endsWith('?') || redirectUri.endsWith('&') ? '' : '&') : '?';
-  return redirectUri + separator + query.toString();
+  // Registration takes ASCII only now; one registered before with other characters is sent in its
+  // serialized form (xn-- host, percent-encoded path), as a Location header cannot carry them.
+  const base = /[^\x21-\x7e]/.test(redirectUri) ? new URL(redirectUri).href : redirectUri;
+  const separator = base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?';
+  return base + separator + query.toString();
 }
