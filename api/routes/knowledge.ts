@@ -19,7 +19,7 @@ import type { KnowledgeBase, KnowledgeGraphSettings } from '../../db/schema.js';
 import { defineDeleteOperation } from '../delete-operation.js';
 import type { AppDeps } from '../deps.js';
 import { upstreamEmbedder } from '../embedder-errors.js';
-import { invalidRequest, notFound, orNotFound } from '../errors.js';
+import { notFound, orNotFound } from '../errors.js';
 import { readJsonBody } from '../middleware/json-body.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineListOperation } from '../list-operation.js';
@@ -189,15 +189,21 @@ export const listDocuments = defineOperation<{ kb: string }, PageQuery>({
   },
 });
 
+const MAX_TITLE_CHARACTERS = 500;
+/** A document's title, sent as JSON or as a form field (a file's name, taken instead, is cut to fit). */
+const documentTitle: JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_TITLE_CHARACTERS };
+
 const textDocumentBody = closedObject(
   {
-    title: { type: 'string', minLength: 1, maxLength: 500 },
+    title: documentTitle,
     text: { type: 'string', minLength: 1 },
     format: { enum: ['md', 'txt', 'html'], default: 'md', description: 'How to read `text`: Markdown (default), plain text or HTML.' },
   },
   { required: ['title', 'text'] },
 );
 const validateTextDocument = requestValidator('body', textDocumentBody);
+// The form's other fields are not this operation's to judge; only its title is held to the JSON rule.
+const validateFormTitle = requestValidator('body', { type: 'object', properties: { title: documentTitle } });
 
 export const addDocument = defineOperation<{ kb: string }>({
   operationId: 'addDocument',
@@ -220,7 +226,7 @@ export const addDocument = defineOperation<{ kb: string }>({
         schema: {
           type: 'object',
           required: ['file'],
-          properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', maxLength: UPLOAD_LIMIT_BYTES }, title: { type: 'string', minLength: 1, maxLength: 500 } },
+          properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', maxLength: UPLOAD_LIMIT_BYTES }, title: documentTitle },
         },
       },
     },
@@ -309,17 +315,12 @@ async function readDocumentUpload(koa: Parameters<typeof readUpload>[0]) {
 }
 
 /**
- * A file's title: the form's `title`, held to the JSON upload's 1–500 characters, or else the file's
- * name (a browser sends an empty one when no file was chosen), cut to 500.
+ * A file's title: the form's `title`, held to the JSON upload's rule, or else the file's name (cut to
+ * the same length; one that is only a folder, as `folder/`, has an empty base name).
  */
 function uploadTitle(file: UploadedFile): string {
-  const { title } = file.fields;
-  if (title !== undefined) {
-    const characters = [...title].length;
-    if (characters < 1 || characters > 500) throw invalidRequest('invalid body: body.title must be 1–500 characters', [{ field: 'body.title', message: 'must be 1–500 characters' }]);
-    return title;
-  }
-  return [...(file.filename || 'upload')].slice(0, 500).join('');
+  validateFormTitle(file.fields);
+  return file.fields.title ?? [...(file.filename || 'upload')].slice(0, MAX_TITLE_CHARACTERS).join('');
 }
 
 function textToDocument(text: string, format: TextFormat) {
