@@ -70,9 +70,9 @@ export function streamRunEvents(
   tenantId: string,
   runId: string,
   afterSeq: number,
-  toFrame?: (event: RunEvent) => string | Promise<string>,
+  options: StreamOptions<RunEvent> = {},
 ): Reply {
-  return streamEventLog(koa, afterSeq, runLog(deps, tenantId, runId), { frame: toFrame });
+  return streamEventLog(koa, afterSeq, runLog(deps, tenantId, runId), options);
 }
 
 /**

@@ -1,10 +1,10 @@
 import type Koa from 'koa';
 import { API_KEY_PREFIX, findActiveApiKeyCached } from '../../db/api-keys.js';
-import { PUBLISHABLE_KEY_PREFIX } from '../../db/deployments.js';
+import { findDeploymentByPublishableKey, PUBLISHABLE_KEY_PREFIX } from '../../db/deployments.js';
 import { authenticatePublishableKey } from '../deployments/publishable-key.js';
 import type { Db } from '../../db/database.js';
 import { ApiError } from '../errors.js';
-import { ACCESS_TOKEN_PREFIX, accessTokenCoversPath, findActiveAccessToken } from '../oauth/access-tokens.js';
+import { ACCESS_TOKEN_PREFIX, accessTokenCoversPath, findActiveAccessToken, grantStands } from '../oauth/access-tokens.js';
 import type { Access, Caller } from '../operation.js';
 
 /**
@@ -17,11 +17,9 @@ export async function authenticate(
   access: Exclude<Access, 'public'>,
   { publishable = false, publicUrl }: { publishable?: boolean; publicUrl?: string } = {},
 ): Promise<Caller> {
-  const header = ctx.get('Authorization');
-  if (!header) throw unauthorized('missing Authorization header');
-  const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
-  if (!match) throw unauthorized('Authorization header must be "Bearer <credential>"');
-  const credential = match[1]!;
+  if (!ctx.get('Authorization')) throw unauthorized('missing Authorization header');
+  const credential = bearerCredential(ctx);
+  if (credential === undefined) throw unauthorized('Authorization header must be "Bearer <credential>"');
   if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return authenticateAccessToken(ctx, db, access, credential);
   if (credential.startsWith(PUBLISHABLE_KEY_PREFIX)) {
     // The service's own origin (its hosted chat page) is PUBLIC_URL's.
@@ -36,6 +34,26 @@ export async function authenticate(
     throw new ApiError('forbidden', 'this operation needs a management key');
   }
   return { tenantId: key.tenant_id, keyId: key.id, kind: key.kind };
+}
+
+/**
+ * Whether the credential that authenticated `caller` on this request still stands: a long response (an
+ * event stream) asks again while it lasts, so that revoking an API key, an OAuth grant (or the person's
+ * membership) or rotating a deployment's publishable key ends the streams it opened, not only its next
+ * requests. An access token's expiry does not end them: it bounds when the token may open a stream, and
+ * the grant is what its user revokes. The API key comes from the process's cache, which a revocation
+ * empties of it on every process as it commits (db/api-key-cache.ts); the others are read from the database.
+ */
+export async function credentialStands(ctx: Koa.Context, db: Db, caller: Caller): Promise<boolean> {
+  const credential = bearerCredential(ctx);
+  if (credential === undefined) return false;
+  if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return grantStands(db, caller.keyId);
+  if (credential.startsWith(PUBLISHABLE_KEY_PREFIX)) return (await findDeploymentByPublishableKey(db, credential))?.id === caller.keyId;
+  return (await findActiveApiKeyCached(db, credential))?.id === caller.keyId;
+}
+
+function bearerCredential(ctx: Koa.Context): string | undefined {
+  return /^Bearer ([^\s]+)$/i.exec(ctx.get('Authorization').trim())?.[1];
 }
 
 /**

@@ -52,6 +52,18 @@ export async function findActiveAccessToken(db: Db, token: string): Promise<Acti
   );
 }
 
+/** Whether the grant is not revoked and its person is still a member of its workspace (what a stream opened with one of its tokens needs to go on). */
+export async function grantStands(db: Db, grantId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('oauth_grants as g')
+    .innerJoin('memberships as m', (join) => join.onRef('m.user_id', '=', 'g.user_id').onRef('m.tenant_id', '=', 'g.tenant_id'))
+    .select('g.id')
+    .where('g.id', '=', grantId)
+    .where('g.revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** True when the token may be used on a request to `requestPath` (see resource.ts). */
 export function accessTokenCoversPath(token: ActiveAccessToken, requestPath: string): boolean {
   return resourcePathCovers(token.resourcePath, requestPath);

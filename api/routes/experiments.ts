@@ -22,7 +22,7 @@ import {
   saveExperimentSnapshot,
   updateExperiment,
 } from '../../db/experiments.js';
-import type { Experiment, ExperimentStatus, StoredScorer } from '../../db/schema.js';
+import type { Experiment, ExperimentEvent, ExperimentStatus, StoredScorer } from '../../db/schema.js';
 import { readAsTenant } from '../../db/tenant-reads.js';
 import type { TenantScoped, TenantTx } from '../../db/tenant-transaction.js';
 import {
@@ -35,7 +35,8 @@ import type { FinishedCells, FinishedCellsCache } from '../finished-cells-cache.
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
 import { deletionResult, listOf, MAX_REQUEST_INTEGER, pageQuery, refParams, serverSentEvent, timestamp } from '../schemas.js';
-import { streamEventLog } from '../sse.js';
+import { streamEventLog, type SharedLog } from '../sse.js';
+import { credentialRecheck } from '../stream-credential.js';
 import { holdStreamSlot } from '../stream-slots.js';
 import { agentOr404, graphSchema } from './agents.js';
 import { suiteOr404 } from './eval-suites.js';
@@ -585,7 +586,7 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
     const experiment = await tenantReads((reader) => experimentOr404(reader, caller.tenantId, params.id));
     const lastEventId = koa.get('Last-Event-ID');
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
-    return streamEventLog(koa, after, {
+    const log: SharedLog<ExperimentEvent> = {
       hub: deps.experimentEvents,
       tenantId: caller.tenantId,
       id: experiment.id,
@@ -595,7 +596,8 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
         const current = await readAsTenant(deps.db, caller.tenantId, (reader) => findExperiment(reader, caller.tenantId, experiment.id));
         return current === undefined || isExperimentFinished(current.status);
       },
-    });
+    };
+    return streamEventLog(koa, after, log, { allowed: credentialRecheck(koa, deps.db, caller) });
   },
 });
 

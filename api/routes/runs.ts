@@ -26,6 +26,7 @@ import { releaseReplaySlot, REPLAY_SLOTS_PER_TENANT, takeReplaySlot } from '../r
 import { runJson, runSchema, stepJson, stepSchema } from '../run-json.js';
 import { closedObject, listOf, MAX_REQUEST_INTEGER, pageQuery, pathParams, refParams, serverSentEvent } from '../schemas.js';
 import { SSE_HEADERS, streamRunEvents } from '../sse.js';
+import { credentialRecheck } from '../stream-credential.js';
 import { holdStreamSlot } from '../stream-slots.js';
 import { TenantIdAttribute } from '../../workflows/search-attributes.js';
 
@@ -85,7 +86,10 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
     await startRunOrEndIt({ db: deps.db, temporal: deps.runStarter }, run).catch((err: unknown) => {
       throw err instanceof WorkNotStartedError ? new ApiError('unavailable', `${err.message}; the run ${run.runId} is recorded as failed`) : err;
     });
-    const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0, caller.deployment && visitorFrame(run.visitorToken));
+    const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0, {
+      frame: caller.deployment && visitorFrame(run.visitorToken),
+      allowed: credentialRecheck(koa, deps.db, caller),
+    });
     return { ...reply, headers: { ...SSE_HEADERS, ...rateHeaders } };
   },
 });
@@ -111,7 +115,10 @@ export const streamEvents = defineOperation<{ runId: string }, { after?: number 
     const lastEventId = koa.get('Last-Event-ID');
     // Nine digits at most: a larger number is no sequence number of ours, and would overflow the query.
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
-    return streamRunEvents(koa, deps, caller.tenantId, params.runId, after, caller.deployment && visitorFrame());
+    return streamRunEvents(koa, deps, caller.tenantId, params.runId, after, {
+      frame: caller.deployment && visitorFrame(),
+      allowed: credentialRecheck(koa, deps.db, caller),
+    });
   },
 });
 
