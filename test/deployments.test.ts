@@ -113,6 +113,7 @@ describe('deployments', () => {
         [{ agent: agentId, slug: '-edge' }, 'body.slug'],
         [{ agent: agentId, slug: unique('a'), allowed_origins: ['https://example.com/path'] }, 'body.allowed_origins.0'],
         [{ agent: agentId, slug: unique('a'), allowed_origins: ['https://example.com:443'] }, 'body.allowed_origins.0'],
+        [{ agent: agentId, slug: unique('a'), allowed_origins: ['https://example.com', 'http://localhost:0'] }, 'body.allowed_origins.1'],
         [{ agent: agentId, slug: unique('a'), version: 99 }, 'body.version'],
         [{ agent: agentId, slug: unique('a'), rate_limit: { runs_per_minute: 0 } }, 'body.rate_limit.runs_per_minute'],
       ];

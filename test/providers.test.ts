@@ -347,6 +347,8 @@ describe('providers: the API', () => {
       [{ name: 'p1', kind: 'mistral', api_key: KEY }, 'body.kind'],
       [{ ...body(), name: 'p1', base_url: 'ftp://example.com/v1' }, 'body.base_url'],
       [{ ...body(), name: 'p1', base_url: 'https://user:pw@example.com/v1' }, 'body.base_url'],
+      // Parses, but reaches nothing: every model call would fail.
+      [{ ...body(), name: 'p1', base_url: 'http://127.0.0.1:0/v1' }, 'body.base_url'],
       [{ ...body(), name: 'p1', prices: { 'some-model': { prompt: 3, completion: '7' } } }, 'body.prices'],
       [{ ...body(), name: 'p1', prices: { 'some-model': { prompt: '3' } } }, 'body.prices'],
       [{ ...body(), name: 'p1', headers: { 'Bad Header': 'x' } }, 'body.headers'],

@@ -129,7 +129,9 @@ async function fieldsOf(tx: TenantTx, tenantId: string, input: DeploymentInput, 
 
 function isCanonicalOrigin(origin: string): boolean {
   try {
-    return new URL(origin).origin === origin;
+    // Port 0 parses, but no page is ever served from it.
+    const url = new URL(origin);
+    return url.origin === origin && url.port !== '0';
   } catch {
     return false;
   }

@@ -270,9 +270,10 @@ async function providerOr404(...[tx, tenantId, name]: Parameters<typeof findProv
   return orNotFound(await findProviderConnection(tx, tenantId, name), 'provider', name);
 }
 
-/** The schema's pattern lets through a few strings that are still no URL (`http://[`). */
+/** The schema's pattern lets through a few strings that are still no URL (`http://[`), and port 0, which parses but reaches nothing. */
 function checkBaseUrl(value: string): void {
   if (!URL.canParse(value)) throw invalidRequest('invalid provider: body.base_url is not a URL', [{ field: 'body.base_url', message: 'is not a URL' }]);
+  if (new URL(value).port === '0') throw invalidRequest('invalid provider: body.base_url must not use port 0', [{ field: 'body.base_url', message: 'must not use port 0' }]);
 }
 
 /**
