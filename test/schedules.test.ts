@@ -249,8 +249,12 @@ describe('schedules', function () {
       [{ ...base, every: '1s', time_zone: 'Mars/Olympus_Mons' }, 'body.time_zone'],
       [{ ...base, every: '1s', time_zone: '+01:00' }, 'body.time_zone'],
       [{ ...base, every: '1s', time_zone: 'europe/paris' }, 'body.time_zone'],
-      // Node resolves it (to America/Los_Angeles), the Temporal server does not: Temporal's refusal rolls the row back.
-      [{ ...base, every: '1s', time_zone: 'us/pacific' }, 'body'],
+      // ICU's own links: Node resolves them, the tz database (and so the server) has no such zone.
+      [{ ...base, every: '1s', time_zone: 'PST' }, 'body.time_zone'],
+      [{ ...base, every: '1s', time_zone: 'SystemV/EST5' }, 'body.time_zone'],
+      // Node resolves them (to America/Los_Angeles), the Temporal server does not: Temporal's refusal rolls the row back.
+      [{ ...base, every: '1s', time_zone: 'us/pacific' }, 'body.time_zone'],
+      [{ ...base, every: '1s', time_zone: 'US/Pacific-New' }, 'body.time_zone'],
       [{ ...base, every: '1s', agent: 'nobody' }, 'body.agent'],
       [{ ...base, every: '1s', thread_id: 'thr_nonexistent' }, 'body.thread_id'],
       [{ ...base, every: '1s', agent: 'echo', thread_id: otherAgentThread }, 'body.thread_id'],
@@ -266,6 +270,8 @@ describe('schedules', function () {
         expect(response.body.error.fields.map((f: { field: string }) => f.field), JSON.stringify(response.body)).to.include(field);
       }
     }
+    const pst = await call('POST', '/v1/schedules', { key: a.key, body: { ...base, every: '1s', time_zone: 'PST' } });
+    expect(pst.body.error.message).to.include("did you mean 'America/Los_Angeles'");
     // The every pattern is in the document: refused by validation before the handler.
     expect((await call('POST', '/v1/schedules', { key: a.key, body: { ...base, every: '500ms' } })).status).to.equal(400);
     // Another workspace's agent is no agent here.
@@ -275,7 +281,8 @@ describe('schedules', function () {
 
     expect(await listed()).to.equal(rowsBefore);
     // Temporal's list is eventually consistent: once a schedule made after the refusals shows, the refusals would have too.
-    const marker = await create(a, { ...base, every: '1h', paused: true });
+    // EST is in the tz database, unlike ICU's PST: both the check and the server take it.
+    const marker = await create(a, { ...base, every: '1h', paused: true, time_zone: 'EST' });
     const temporalAfter = await until('the marker schedule in Temporal\'s list', async () => {
       const ids = await temporalScheduleIds([a, b]);
       return ids.has(marker.id) && ids;

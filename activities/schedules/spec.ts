@@ -141,5 +141,18 @@ export function timeZoneProblem(name: string): string | undefined {
   }
   // Node resolves names case-insensitively ('europe/paris' → 'Europe/Paris'); the server does not.
   if (resolved.toLowerCase() === name.toLowerCase() && resolved !== name) return `${unknown} (did you mean '${resolved}'?)`;
+  if (isIcuOnlyName(name)) return resolved !== name ? `${unknown} (did you mean '${resolved}'?)` : unknown;
   return undefined;
+}
+
+/**
+ * ICU's own links, which Node resolves ('PST' → America/Los_Angeles) and the tz database, which the
+ * Temporal server reads, does not have: the Java-era three-letter ids and SystemV/* (icu4c's
+ * tools/tzcode/icuzones). EST, MST and HST are in the tz database and are not among them. Other names
+ * the two disagree on (links the tz database has since dropped) are still refused by the server.
+ */
+const ICU_ONLY_NAMES = new Set(['ACT', 'AET', 'AGT', 'ART', 'AST', 'BET', 'BST', 'CAT', 'CNT', 'CST', 'CTT', 'EAT', 'ECT', 'IET', 'IST', 'JST', 'MIT', 'NET', 'NST', 'PLT', 'PNT', 'PRT', 'PST', 'SST', 'VST']);
+
+function isIcuOnlyName(name: string): boolean {
+  return ICU_ONLY_NAMES.has(name.toUpperCase()) || /^systemv\//i.test(name);
 }

@@ -212,7 +212,11 @@ async function resolveAgentAndThread(tx: TenantTx, tenantId: string, agentRef: s
 
 /** Temporal's refusal of a spec that passed the checks above: still the request's, and nothing is kept. */
 function temporalSpecRefusal(err: unknown): never {
-  if (isTemporalSpecRefusal(err)) throw invalidRequest(`Temporal refused the schedule: ${err.message}`, [{ field: 'body', message: err.message }]);
+  if (isTemporalSpecRefusal(err)) {
+    // A zone Node knows and the server's tz database does not (`unknown time zone …`): a link since dropped.
+    const field = /\bunknown time zone\b/i.test(err.message) ? 'body.time_zone' : 'body';
+    throw invalidRequest(`Temporal refused the schedule: ${err.message}`, [{ field, message: err.message }]);
+  }
   throw temporalScheduleGone(err);
 }
 
