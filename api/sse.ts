@@ -13,9 +13,12 @@ import { isoTimestamp } from './iso-timestamp.js';
 
 export type { LoggedEvent, SharedLog } from './log-feed.js';
 
-/** How often a stream wakes without news: to re-check its access (`allowed`), nothing else. */
-const POLL_EVERY_MS = 1000;
+/** How often a stream wakes without news when nothing needs it sooner (its `access` check does). */
 const IDLE_WAKE_MS = 60_000;
+/** How often a stream's own look is tried again while the database does not answer. */
+const DATABASE_RETRY_MS = 1000;
+/** Timers are rounded to the millisecond: a wake-up after `everyMs` may find Date.now() a little short of it. */
+const TIMER_SLACK_MS = 20;
 /** How long a stream's own look (its access, a frame that reads) rides out a database that does not answer. */
 const DATABASE_GRACE_MS = 60_000;
 /**
@@ -39,8 +42,14 @@ export const SSE_HEADERS = {
 export interface StreamOptions<E extends LoggedEvent> {
   /** The SSE frame of an event ('' sends nothing); by default `id`, `event` and the event as JSON (the API's streams). */
   frame?(event: E): string | Promise<string>;
-  /** Checked before each batch and on each idle wake-up (throttle it yourself): false ends the stream. */
-  allowed?(): Promise<boolean>;
+  /** Whether the stream may go on, asked again while it lasts: false ends it. */
+  access?: StreamAccess;
+}
+
+/** A stream's access check: `stands` is asked before a batch or on a wake-up, once `everyMs` have passed since it last was. */
+export interface StreamAccess {
+  stands(): Promise<boolean>;
+  everyMs: number;
 }
 
 /** A run's event log, as every stream of it (the API's, the console's) shares it. */
@@ -88,7 +97,7 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, afterSeq
       return () => subscription.cancel();
     },
     // The feed's notifications are in-process and cannot be missed: only an access check needs a timer.
-    options.allowed ? POLL_EVERY_MS : IDLE_WAKE_MS,
+    options.access?.everyMs ?? IDLE_WAKE_MS,
   );
   const stream = live.body;
   const toFrame = options.frame ?? frame;
@@ -105,15 +114,23 @@ export function streamEventLog<E extends LoggedEvent>(koa: Koa.Context, afterSeq
       } catch (err) {
         failingSince ??= Date.now();
         if (live.closed || !isDatabaseUnreachable(err) || Date.now() - failingSince > DATABASE_GRACE_MS) throw err;
-        await new Promise((resolve) => setTimeout(resolve, POLL_EVERY_MS));
+        await new Promise((resolve) => setTimeout(resolve, DATABASE_RETRY_MS));
       }
     }
+  };
+
+  let accessCheckedAt = Date.now();
+  const accessStands = async (access: StreamAccess): Promise<boolean> => {
+    if (Date.now() - accessCheckedAt < access.everyMs - TIMER_SLACK_MS) return true;
+    const stands = await retrying(() => access.stands());
+    accessCheckedAt = Date.now();
+    return stands;
   };
 
   (async () => {
     while (!live.closed) {
       live.takeNews();
-      if (options.allowed && !(await retrying(options.allowed))) break;
+      if (options.access && !(await accessStands(options.access))) break;
       const events = subscription.take();
       for (const event of events) {
         const text = await retrying(async () => toFrame(event));

@@ -71,28 +71,48 @@ describe('event streams end when their credential is revoked', () => {
     const revoked = (await obtainTokens({ client, user: revoker })).access_token;
     const left = (await obtainTokens({ client, user: leaver })).access_token;
     const standing = (await obtainTokens({ client, user: stayer })).access_token;
-    const deployment = (await call('POST', '/v1/deployments', { key: tenant.key, body: { agent: agentId, slug: `cred-${Math.random().toString(36).slice(2, 8)}` } })).body.deployment;
+    const deployment = await newDeployment();
     const visitors = await visitorsRun(deployment.id);
+    const keptDeployment = await newDeployment();
+    const keptVisitors = await visitorsRun(keptDeployment.id);
 
     const revokedStream = await open(revoked, `/v1/runs/${runId}/events`);
     const leftStream = await open(left, `/v1/runs/${runId}/events`);
     const standingStream = await open(standing, `/v1/runs/${runId}/events`);
     const visitorStream = await open(deployment.publishable_key, visitors.path, visitors.headers);
+    const keptVisitorStream = await open(keptDeployment.publishable_key, keptVisitors.path, keptVisitors.headers);
+    // Past the first database check of every stream (every five seconds): the standing ones are still open.
+    await sleep(6_500);
+    expect([revokedStream, leftStream, standingStream, visitorStream, keptVisitorStream].map((stream) => stream.ended)).to.deep.equal([false, false, false, false, false]);
 
     expect((await postToken({ token: revoked, client_id: client.clientId }, { path: '/oauth/revoke' })).status).to.equal(200);
     await testPlatform().db.deleteFrom('memberships').where('user_id', '=', leaver.userId).execute();
     expect((await call('POST', `/v1/deployments/${deployment.id}/rotate-key`, { key: tenant.key })).status).to.equal(200);
-    // These are read from the database every ten seconds.
+    // A check every five seconds, from an answer at most five seconds old.
     await within(15_000, Promise.all([revokedStream.end, leftStream.end, visitorStream.end]), 'the streams of the withdrawn credentials end');
-    expect(standingStream.ended, "the stream of a token whose grant stands").to.equal(false);
+
+    // The streams of the credentials that stand are open and still deliver.
+    expect(standingStream.ended, 'the stream of a token whose grant stands').to.equal(false);
+    expect(keptVisitorStream.ended, "the stream of a deployment's key that was not rotated").to.equal(false);
+    const db = testPlatform().db;
+    const [seq] = await appendRunEventsNow(db, tenant.tenantId, runId, [{ type: 'message.delta', data: { text: 'still here' } }]);
+    await within(5_000, standingStream.received(`id: ${seq}\n`), "the standing token's stream gets the next event");
+    const [visitorSeq] = await appendRunEventsNow(db, tenant.tenantId, keptVisitors.runId, [{ type: 'message.delta', data: { text: 'still here' } }]);
+    await within(5_000, keptVisitorStream.received(`id: ${visitorSeq}\n`), "the kept visitor's stream gets the next event");
   });
 
+  async function newDeployment(): Promise<{ id: string; publishable_key: string }> {
+    const created = await call('POST', '/v1/deployments', { key: tenant.key, body: { agent: agentId, slug: `cred-${Math.random().toString(36).slice(2, 8)}` } });
+    expect(created.status).to.equal(201);
+    return created.body.deployment;
+  }
+
   /** A live run of a visitor's thread of the deployment, and the visitor's token for it. */
-  async function visitorsRun(deploymentId: string): Promise<{ path: string; headers: Record<string, string> }> {
+  async function visitorsRun(deploymentId: string): Promise<{ runId: string; path: string; headers: Record<string, string> }> {
     const db = testPlatform().db;
     const id = await recordRunningRun(db, { tenantId: tenant.tenantId, agentId, input: 'x', source: 'deployment', deploymentId });
     const token = await withTenant(db, tenant.tenantId, async (tx) => insertDeploymentThread(tx, tenant.tenantId, deploymentId, (await findRun(tx, tenant.tenantId, id))!.thread_id));
-    return { path: `/v1/runs/${id}/events`, headers: { 'x-visitor-token': token } };
+    return { runId: id, path: `/v1/runs/${id}/events`, headers: { 'x-visitor-token': token } };
   }
 
   async function newKey(name: string): Promise<{ id: string; key: string }> {

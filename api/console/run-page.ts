@@ -64,18 +64,10 @@ export async function streamRun(request: SignedInRequest): Promise<void> {
   const queried = typeof ctx.query.after === 'string' && /^\d{1,9}$/.test(ctx.query.after) ? Number(ctx.query.after) : 0;
   const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : queried;
   const childRun = childRuns(deps.db, tenantId, runId);
-  // The stream of GET /v1/runs/{id}/events, plus the console's access: before each look at the log the
-  // session and the membership are checked again (at most once a second); when either is gone it ends.
-  let revoked = false;
-  let checkedAt = Date.now();
+  // The stream of GET /v1/runs/{id}/events, plus the console's access: the session and the membership
+  // are checked again (once a second); when either is gone it ends.
   const reply = streamEventLog(ctx, after, runLog(deps, tenantId, runId), {
-    allowed: async () => {
-      if (Date.now() - checkedAt >= ACCESS_CHECK_MS) {
-        revoked = !(await currentWorkspaces(request, tenantId));
-        checkedAt = Date.now();
-      }
-      return !revoked;
-    },
+    access: { everyMs: ACCESS_CHECK_MS, stands: async () => Boolean(await currentWorkspaces(request, tenantId)) },
     frame: async (event) => {
       const entry = await timelineEntry(event, childRun);
       // Events the timeline does not show (text deltas) are not sent at all.
