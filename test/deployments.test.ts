@@ -257,12 +257,16 @@ describe('deployments', () => {
       expect(read.body.steps).to.deep.equal([]);
       expect(read.body.run).to.include({ output: 'It is late.' });
       expect(read.body.run).to.deep.include({ prompts: [], skills: [], guardrail_trips: [] });
+      expect(owner.body.run.usage.prompt_tokens, 'the workspace sees the token counts').to.be.a('number');
+      expect(read.body.run.usage).to.deep.equal({ prompt_tokens: null, completion_tokens: null, total_tokens: null, cost_usd: null, duration_ms: owner.body.run.usage.duration_ms });
       const events = await stream('GET', `/v1/runs/${run.runId}/events`, { key: deployed.publishable_key, headers });
       for (const response of [run.response, events]) {
         const types = new Set(response.frames.map((f) => f.event));
         expect([...types].filter((type) => !/^(run\.|message\.delta$|message\.completed$|attempt\.reset$)/.test(type))).to.deep.equal([]);
         expect(types).to.include('run.completed');
         expect(JSON.stringify(response.frames), 'no tool arguments or results').not.to.match(/1234567|8641969|tool_calls|"tool"/);
+        const completed = response.frames.find((f) => f.event === 'run.completed')!;
+        expect(completed.data.usage, 'no token counts or cost in the events').to.include({ prompt_tokens: null, total_tokens: null, cost_usd: null });
       }
     });
 

@@ -19,10 +19,20 @@ export function visitorFrame(visitorToken?: string): (event: LoggedEvent) => str
 
 /**
  * What a visitor sees of a run's record: the conversation's end, not the prompts, skills and guardrail
- * trips behind it, nor a failure's own words.
+ * trips behind it, a failure's own words, nor its token counts and cost.
  */
-export function visitorRun<Run extends { error: RunError | null }>(run: Run): Run {
-  return { ...run, error: visitorError(run.error), prompts: [], skills: [], guardrail_trips: [] };
+export function visitorRun<Run extends { error: RunError | null; usage: unknown }>(run: Run): Run {
+  return { ...run, error: visitorError(run.error), usage: visitorUsage(run.usage), prompts: [], skills: [], guardrail_trips: [] };
+}
+
+/**
+ * Token counts and cost are the workspace's business (what its provider charges, how long its prompts
+ * are): a visitor gets them as unknown (null), and the run's duration as it is.
+ */
+function visitorUsage(usage: unknown): unknown {
+  if (typeof usage !== 'object' || usage === null) return usage;
+  const { duration_ms } = usage as { duration_ms?: unknown };
+  return { prompt_tokens: null, completion_tokens: null, total_tokens: null, cost_usd: null, duration_ms: duration_ms ?? null };
 }
 
 /**
@@ -34,9 +44,14 @@ function visitorError(error: RunError | null | undefined): RunError | null {
   return { code: error.code, message: error.code === 'guardrail_blocked' ? 'the message was blocked by the assistant’s safety rules' : 'the assistant could not answer' };
 }
 
+function withVisitorUsage(data: Record<string, unknown>): Record<string, unknown> {
+  return 'usage' in data ? { ...data, usage: visitorUsage(data.usage) } : data;
+}
+
 function visibleData(event: LoggedEvent): Record<string, unknown> | undefined {
-  if (event.type === 'run.failed') return { ...event.data, error: visitorError(event.data.error as RunError | undefined) };
-  if (event.type.startsWith('run.') || event.type === 'message.delta' || event.type === 'attempt.reset') return { ...event.data };
+  if (event.type === 'run.failed') return withVisitorUsage({ ...event.data, error: visitorError(event.data.error as RunError | undefined) });
+  if (event.type.startsWith('run.')) return withVisitorUsage({ ...event.data });
+  if (event.type === 'message.delta' || event.type === 'attempt.reset') return { ...event.data };
   if (event.type === 'message.completed') {
     // Its tool_calls are the tool arguments; usage is the workspace's business.
     const { turn, text, finish_reason } = event.data;
