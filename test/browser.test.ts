@@ -73,6 +73,7 @@ describe('browser: saved sign-ins', () => {
       [{ name: 'a', origin: ORIGIN, storage_state: { cookies: [], origins: [{ origin: 'https://evil.example.org', localStorage: [] }] } }, 'body.storage_state.origins[0].origin'],
       [{ name: 'a', origin: 'https://app.example.com/path', storage_state: storageState() }, 'body.origin'],
       [{ name: 'a', origin: 'ftp://app.example.com', storage_state: storageState() }, 'body.origin'],
+      [{ name: 'a', origin: 'https://app.example.com:0', storage_state: storageState() }, 'body.origin'],
       [{ name: 'a', origin: ORIGIN, storage_state: { cookies: [{ ...cookie(), extra: 1 }], origins: [] } }, 'body.storage_state.cookies.0'],
       [{ name: 'a', origin: ORIGIN, storage_state: { cookies: [cookie({ sameSite: 'Sometimes' })], origins: [] } }, 'body.storage_state.cookies.0.sameSite'],
       [{ name: 'a', origin: ORIGIN, storage_state: { cookies: [] } }, 'body.storage_state'],

@@ -92,6 +92,8 @@ export function parseOrigin(value: string): string | undefined {
   const url = new URL(value);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
   if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '')) return undefined;
+  // Port 0 parses, but no page is ever served from it.
+  if (url.port === '0') return undefined;
   if (value.replace(/\/$/, '') !== url.origin) return undefined;
   return url.origin;
 }
