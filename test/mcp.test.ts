@@ -298,6 +298,43 @@ describe('mcp server', () => {
       expect(await allowed.text()).to.include('"id":7');
     });
 
+    it('answers JSON that is no JSON-RPC request with Invalid Request (-32600), and text that is no JSON with Parse error (-32700)', async () => {
+      const postText = (body: string) =>
+        fetch(mcpUrl(), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${tenant.key}` },
+          body,
+        });
+      const invalid = [
+        '[]',
+        '42',
+        '"tools/list"',
+        '{"jsonrpc":"1.0","id":1,"method":"tools/list"}',
+        '{"id":1,"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":1,"method":7}',
+        '{"jsonrpc":"2.0","id":1}',
+        '{"jsonrpc":"2.0","result":{}}',
+        '[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":true,"method":"tools/list"}]',
+      ];
+      for (const body of invalid) {
+        const response = await postText(body);
+        expect(response.status, body).to.equal(400);
+        const answer = (await response.json()) as any;
+        expect(answer, body).to.deep.include({ jsonrpc: '2.0', id: null });
+        expect(answer.error.code, body).to.equal(-32600);
+      }
+      const unparsable = await postText('{"jsonrpc":"2.0",');
+      expect(unparsable.status).to.equal(400);
+      expect(((await unparsable.json()) as any).error.code).to.equal(-32700);
+      // A string id is as good as an integer one.
+      const listed = await postText('{"jsonrpc":"2.0","id":"list-1","method":"tools/list"}');
+      expect(listed.status).to.equal(200);
+      expect(await listed.text()).to.include('"id":"list-1"').and.include('getAgent');
+    });
+
     it('answers 405 to GET and DELETE (the server is stateless), after authentication', async () => {
       const get = await fetch(mcpUrl(), { headers: { accept: 'text/event-stream', authorization: `Bearer ${tenant.key}` } });
       expect(get.status).to.equal(405);

@@ -9,6 +9,7 @@ import { ACCESS_TOKEN_PREFIX, accessTokenCoversPath, findActiveAccessToken } fro
 import { MAX_JSON_DEPTH, nestsDeeperThan, readBodyBytes } from '../middleware/json-body.js';
 import type { AnyOperation, Caller } from '../operation.js';
 import { dispatchToolCall, type ToolCaller } from './dispatch.js';
+import { jsonRpcEnvelopeProblem } from './json-rpc-envelope.js';
 import { DISPATCH_HEADER, dispatchedCaller, DispatchTickets } from './internal-router.js';
 import { buildMcpTools, type McpToolSet } from './tools.js';
 import { integerSetting } from '../../db/integer-settings.js';
@@ -184,7 +185,7 @@ function resourceMetadata(ctx: Koa.Context, publicUrl: string): void {
 
 type ReadBody = { value: unknown } | { error: string; status: number; code: number };
 
-/** The JSON-RPC body, at most JSON_BODY_LIMIT bytes; its errors answer as JSON-RPC errors. */
+/** The JSON-RPC body, at most JSON_BODY_LIMIT bytes, with a JSON-RPC envelope; its errors answer as JSON-RPC errors. */
 async function readBody(ctx: Koa.Context): Promise<ReadBody> {
   let bytes: Buffer;
   try {
@@ -204,6 +205,8 @@ async function readBody(ctx: Koa.Context): Promise<ReadBody> {
   if (nestsDeeperThan(value, MAX_JSON_DEPTH + MCP_ENVELOPE_DEPTH)) {
     return { error: `the message nests deeper than ${MAX_JSON_DEPTH + MCP_ENVELOPE_DEPTH} levels`, status: 400, code: ErrorCode.InvalidRequest };
   }
+  const problem = jsonRpcEnvelopeProblem(value);
+  if (problem) return { error: `Invalid Request: ${problem}`, status: 400, code: ErrorCode.InvalidRequest };
   return { value };
 }
 
