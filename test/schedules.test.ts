@@ -272,6 +272,10 @@ describe('schedules', function () {
     }
     const pst = await call('POST', '/v1/schedules', { key: a.key, body: { ...base, every: '1s', time_zone: 'PST' } });
     expect(pst.body.error.message).to.include("did you mean 'America/Los_Angeles'");
+    // ICU's own names are refused by the check, before Temporal is asked.
+    const systemV = await call('POST', '/v1/schedules', { key: a.key, body: { ...base, every: '1s', time_zone: 'SystemV/EST5' } });
+    expect(systemV.status).to.equal(400);
+    expect(systemV.body.error.message).not.to.include('Temporal refused');
     // The every pattern is in the document: refused by validation before the handler.
     expect((await call('POST', '/v1/schedules', { key: a.key, body: { ...base, every: '500ms' } })).status).to.equal(400);
     // Another workspace's agent is no agent here.
