@@ -1,14 +1,16 @@
 import { Ajv2020, type ErrorObject, type FormatDefinition, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { serviceRegExp } from '../activities/regex/ajv-linear-regexp.js';
 import { invalidRequest, type FieldError } from './errors.js';
 import { unstorableTextFields } from './unstorable-text.js';
 import type { JsonSchema } from './operation.js';
 
 // Bodies are checked as sent; query strings and path parameters arrive as text, so that ajv coerces
 // them to the declared types (and fills defaults) before the handler sees them.
-const strictAjv = withApiFormats(new Ajv2020({ allErrors: true, strict: true, useDefaults: true }));
-const coercingAjv = withApiFormats(new Ajv2020({ allErrors: true, strict: true, useDefaults: true, coerceTypes: true }));
+// Patterns run in linear time (activities/regex/ajv-linear-regexp.ts has why).
+const strictAjv = withApiFormats(new Ajv2020({ allErrors: true, strict: true, useDefaults: true, code: { regExp: serviceRegExp } }));
+const coercingAjv = withApiFormats(new Ajv2020({ allErrors: true, strict: true, useDefaults: true, coerceTypes: true, code: { regExp: serviceRegExp } }));
 
 function withApiFormats(ajv: Ajv2020): Ajv2020 {
   addFormats.default(ajv);

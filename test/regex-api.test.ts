@@ -88,3 +88,23 @@ describe('regex: patterns the linear-time engine cannot run are refused when sav
     }
   });
 });
+
+describe("regex: the API's own schema patterns run in linear time", () => {
+  it("refuses a megabyte URL that V8's backtracking engine would take minutes over, promptly and naming the field", async () => {
+    const { key } = await newTenant('regex-api-own');
+    // `^https?://[^\s/?#]+[^\s]*$` before its rewrite: quadratic on a trailing space (0.35 s at 20 000
+    // characters, about fifteen minutes at a million). Ajv runs a pattern even when maxLength has failed.
+    const url = `http://${'a'.repeat(1_000_000)} `;
+    for (const [body, field] of [
+      [{ name: 'long-url', kind: 'http', http: { method: 'GET', url } }, 'body.http.url'],
+      [{ name: 'long-url', kind: 'mcp', mcp: { server_url: url, tool: 't' } }, 'body.mcp.server_url'],
+    ] as const) {
+      const started = Date.now();
+      const response = await call('POST', '/v1/tools', { key, body });
+      expect(response.status, JSON.stringify(response.body).slice(0, 300)).to.equal(400);
+      expect(response.body.error.fields.map((f: { field: string }) => f.field)).to.include(field);
+      // Generous: the linear engine takes milliseconds, the backtracking one minutes.
+      expect(Date.now() - started, field).to.be.below(10_000);
+    }
+  });
+});

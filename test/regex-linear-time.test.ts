@@ -8,6 +8,8 @@ import { REGEX_INPUT_LIMIT } from '../activities/regex/input-limit.js';
 import { argumentsSchemaProblem, validateArguments } from '../activities/tools/arguments-validator.js';
 import { ToolConfigError } from '../activities/tools/errors.js';
 import { failure } from './support/failure.js';
+import { ApiError } from '../api/errors.js';
+import { requestValidator } from '../api/validation.js';
 import { guardrail } from './support/guardrail-fixtures.js';
 
 /**
@@ -186,3 +188,18 @@ describe('regex: linear time on every path a tenant pattern takes', () => {
     }
   });
 });
+
+describe("regex: linear time in the API's own request validation", () => {
+  it('runs a schema pattern in linear time, even on a string its maxLength has already refused', async () => {
+    // Ajv with allErrors runs `pattern` after `maxLength` failed: on V8's engine this text never ends.
+    const validate = requestValidator('body', { type: 'object', properties: { name: { type: 'string', maxLength: 10, pattern: '^(a+)+$' } } });
+    const { result, ms } = await timed(() => failure((async () => validate({ name: `${'a'.repeat(REGEX_INPUT_LIMIT)}!` }))()));
+    expect(ms).to.be.below(BOUND_MS);
+    expect(result).to.be.instanceOf(ApiError);
+    expect((result as ApiError).status).to.equal(400);
+    expect(((result as ApiError).toBody().error.fields as Array<{ field: string }>).map((f) => f.field)).to.include('body.name');
+    // And it still matches what it should.
+    expect(() => validate({ name: 'aaa' })).not.to.throw();
+  });
+});
+

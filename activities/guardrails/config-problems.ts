@@ -1,11 +1,13 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { serviceRegExp } from '../regex/ajv-linear-regexp.js';
 import { guardrailConfigSchemas } from './config-schemas.js';
 import { GUARDRAIL_KIND_DEFINITIONS } from './kinds.js';
 import { GUARDRAIL_MODEL_ENV } from './semantic-guardrail.js';
 import { GUARDRAIL_KINDS, type GuardrailConfigProblem, type GuardrailKind } from './types.js';
 import { uniqueProblems } from '../json-schema/unique-problems.js';
 
-const ajv = new Ajv2020({ allErrors: true, strict: true, logger: false });
+// Our schema over a request's config: its patterns run in linear time, as the API's own (api/validation.ts).
+const ajv = new Ajv2020({ allErrors: true, strict: true, logger: false, code: { regExp: serviceRegExp } });
 const schemaValidators = new Map<GuardrailKind, ValidateFunction>();
 
 /**

@@ -32,7 +32,7 @@ export const httpToolConfigSchema: JsonSchema = {
     url: {
       type: 'string',
       maxLength: 2048,
-      pattern: '^https?://[^\\s/?#]+[^\\s]*$',
+      pattern: '^https?://[^\\s/?#]+(?:[/?#][^\\s]*)?$',
       description:
         'An http(s) URL template: `{name}` is replaced by the URL-encoded argument `name`. With GET and DELETE the ' +
         'other arguments become query parameters; with POST, PUT and PATCH they are the JSON body.',
@@ -53,7 +53,7 @@ export const mcpToolConfigSchema: JsonSchema = {
   required: ['server_url', 'tool'],
   additionalProperties: false,
   properties: {
-    server_url: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s/?#]+[^\\s]*$', description: 'The MCP server (Streamable HTTP).' },
+    server_url: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s/?#]+(?:[/?#][^\\s]*)?$', description: 'The MCP server (Streamable HTTP).' },
     tool: { type: 'string', minLength: 1, maxLength: 200, description: "The tool's name on that server." },
     headers,
     timeout_ms: { ...timeoutMs, description: 'How long a call may take, in milliseconds; default 30 000.' },

@@ -1,4 +1,5 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { serviceRegExp } from '../../regex/ajv-linear-regexp.js';
 import { schemaCache } from '../../json-schema/cache.js';
 import { MAX_SCORERS, scorerConfigSchemas } from './config-schemas.js';
 import { SCORER_DEFINITIONS } from './kinds.js';
@@ -7,7 +8,8 @@ import { scorerName } from './scorer-name.js';
 import { SCORER_TYPES, type ScorerConfigProblem, type ScorerType } from './types.js';
 import { uniqueProblems } from '../../json-schema/unique-problems.js';
 
-const ajv = new Ajv2020({ allErrors: true, strict: true, logger: false });
+// Our schema over a request's config: its patterns run in linear time, as the API's own (api/validation.ts).
+const ajv = new Ajv2020({ allErrors: true, strict: true, logger: false, code: { regExp: serviceRegExp } });
 /** One compiled validator per type's schema, memoized like every other schema (activities/json-schema/cache.ts). */
 const compiled = schemaCache((schema) => ajv.compile(schema));
 
