@@ -35,22 +35,36 @@ export function findByName<O>(query: RefQuery<O>, table: RefTable, tenantId: str
   return query.where(sql.ref(`${table}.tenant_id`), '=', tenantId).where(sql.ref(`${table}.name`), '=', name).executeTakeFirst();
 }
 
-/** Many refs in one query, with the same precedence: each ref that names a row, mapped to that row. */
+/**
+ * Many refs, with the same precedence: each ref that names a row, mapped to that row. One query per
+ * REFS_PER_QUERY distinct refs (each takes two parameters, and Postgres takes at most 65 535 a query).
+ */
 export async function findAllByRef<O extends { id: string; name: string }>(
   query: RefQuery<O>,
   table: RefTable,
   tenantId: string,
   refs: readonly string[],
 ): Promise<Map<string, O>> {
-  if (refs.length === 0) return new Map();
-  const rows = await query
-    .where(sql.ref(`${table}.tenant_id`), '=', tenantId)
-    .where((eb) => eb.or([eb(sql.ref(`${table}.id`), 'in', refs), eb(sql.ref(`${table}.name`), 'in', refs)]))
-    .execute();
+  const distinct = [...new Set(refs)];
+  const byId = new Map<string, O>();
+  const byName = new Map<string, O>();
+  for (let start = 0; start < distinct.length; start += REFS_PER_QUERY) {
+    const chunk = distinct.slice(start, start + REFS_PER_QUERY);
+    const rows = await query
+      .where(sql.ref(`${table}.tenant_id`), '=', tenantId)
+      .where((eb) => eb.or([eb(sql.ref(`${table}.id`), 'in', chunk), eb(sql.ref(`${table}.name`), 'in', chunk)]))
+      .execute();
+    for (const row of rows) {
+      byId.set(row.id, row);
+      byName.set(row.name, row);
+    }
+  }
   const found = new Map<string, O>();
-  for (const ref of refs) {
-    const row = rows.find((r) => r.id === ref) ?? rows.find((r) => r.name === ref);
+  for (const ref of distinct) {
+    const row = byId.get(ref) ?? byName.get(ref);
     if (row) found.set(ref, row);
   }
   return found;
 }
+
+const REFS_PER_QUERY = 10_000;

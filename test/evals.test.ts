@@ -92,6 +92,8 @@ describe('evals: experiments', function () {
     const empty = await createSuite(key, agentId, 'empty', [{ type: 'exact' }]);
     await addCases(key, suite.id, [{ input: 'q', expected: 'x' }]);
     await call('POST', '/v1/prompts', { key, body: { name: 'tone', template: 'Be brief.' } });
+    const skill = await call('POST', '/v1/skills', { key, body: { name: 'any-skill', description: 'A skill', instructions: 'Be kind.' } });
+    expect(skill.status, JSON.stringify(skill.body)).to.equal(201);
 
     const refusals: Array<[Record<string, unknown>, string]> = [
       [{ suite: empty.id, variants: [{ name: 'v' }] }, 'body.suite'],
@@ -104,6 +106,11 @@ describe('evals: experiments', function () {
       [{ suite: suite.id, variants: [{ name: 'v' }, { name: 'v' }] }, 'body.variants[1].name'],
       [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: [{ id: 'n', model: 'bogus/x' }] } }] }, 'body.variants[0]'],
       [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: [{ id: 'n', model: 'scripted' }], guardrails: ['no-such-guardrail'] } }] }, 'body.variants[0]'],
+      // Versions past Postgres' integer, and graphs past the bounds (each once a 500).
+      [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: [{ id: 'n', model: 'scripted', prompt: { name: 'tone', version: 2 ** 31 } }] } }] }, 'body.variants[0]'],
+      [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: [{ id: 'n', model: 'scripted', skills: [{ name: 'any-skill', version: 2 ** 31 }] }] } }] }, 'body.variants[0]'],
+      [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: [{ id: 'n', model: 'scripted', toolRefs: Array.from({ length: 129 }, (_, i) => `t${i}`) }] } }] }, 'body.variants.0.graph.nodes.0.toolRefs'],
+      [{ suite: suite.id, variants: [{ name: 'v', graph: { nodes: Array.from({ length: 257 }, (_, i) => ({ id: `n${i}`, model: 'scripted' })) } }] }, 'body.variants.0.graph.nodes'],
       [{ suite: suite.id, variants: [{ name: 'v' }], primary_scorer: 'judge' }, 'body.primary_scorer'],
       [{ suite: suite.id, variants: [{ name: 'v' }], baseline_experiment_id: 'exp_nothing' }, 'body.baseline_experiment_id'],
       [{ suite: suite.id, variants: [] }, 'body.variants'],

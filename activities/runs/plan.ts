@@ -8,8 +8,10 @@ import { findToolsByRef } from '../../db/tools.js';
 import type { AgentGraph, Tool } from '../../db/schema.js';
 import { builtinTool } from '../tools/builtins/registry.js';
 import { browserToolArgumentsSchema } from '../tools/config-schemas.js';
-import { checkPlanLimits, resolveNodeSkills } from './skills.js';
+import { checkNodeLimits, resolveNodeSkills } from './skills.js';
 import { subagentPlanTool } from './subagents.js';
+import { isVersionNumber } from './version-number.js';
+import { MAX_REQUEST_INTEGER } from '../json-schema/types.js';
 import type { ChatMessage, PlanNode, PlanTool } from './types.js';
 import type { ScriptTurn } from '../models/types.js';
 import { renderTemplate } from '../prompts/template.js';
@@ -18,6 +20,9 @@ import type { Guardrail } from '../guardrails/index.js';
 
 export const DEFAULT_MAX_TURNS = 20;
 
+/** The most nodes a graph may have: each is resolved (its prompt, skills and tools read) when a run starts. */
+export const MAX_GRAPH_NODES = 256;
+
 /**
  * How a graph runs (docs/runs.md): execution starts at `entry` (default: the first node) and follows
  * `edges` (`[{"from": "a", "to": "b"}]`, at most one edge out of a node, no cycles). Each node is an
@@ -25,6 +30,8 @@ export const DEFAULT_MAX_TURNS = 20;
  * node's text is the run's output.
  */
 export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentGraph): Promise<PlanNode[]> {
+  // The API refuses a larger graph; one stored before that bound fails here, before anything is read.
+  if (graph.nodes.length > MAX_GRAPH_NODES) invalid(`the graph has ${graph.nodes.length} nodes; at most ${MAX_GRAPH_NODES} are allowed`);
   const byId = new Map(graph.nodes.map((node) => [node.id, node]));
   const next = new Map<string, string>();
   for (const edge of asEdges(graph.edges)) {
@@ -45,6 +52,7 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
   const tools = await findToolsByRef(tx, tenantId, [...new Set([...order].flatMap((id) => byId.get(id)!.toolRefs ?? []))]);
 
   const nodes: PlanNode[] = [];
+  let skillBytes = 0;
   for (const id of order) {
     const node = byId.get(id)!;
     const prompt = node.prompt === undefined ? null : await resolvePrompt(tx, tenantId, id, node.prompt);
@@ -57,7 +65,7 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
       return planTool(tool!);
     });
     const skills = node.skills === undefined ? null : await resolveNodeSkills(tx, tenantId, id, node.skills, nodeTools, planTool);
-    nodes.push({
+    const planNode: PlanNode = {
       id,
       model: model!,
       system: prompt?.text ?? (typeof node.system === 'string' ? node.system : null),
@@ -67,9 +75,10 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
       maxTurns: typeof node.max_turns === 'number' ? node.max_turns : DEFAULT_MAX_TURNS,
       tools: skills?.tools ?? nodeTools,
       ...(skills?.skills.length ? { skills: skills.skills } : {}),
-    });
+    };
+    skillBytes = checkNodeLimits(planNode, skillBytes);
+    nodes.push(planNode);
   }
-  checkPlanLimits(nodes);
   return nodes;
 }
 
@@ -81,7 +90,7 @@ export async function resolveNodes(tx: TenantTx, tenantId: string, graph: AgentG
 async function resolvePrompt(tx: TenantTx, tenantId: string, nodeId: string, ref: unknown): Promise<{ text: string; model: string | null; use: RunPromptUse }> {
   const spec = typeof ref === 'string' ? { name: ref } : (ref as { name?: unknown; version?: unknown; variables?: unknown });
   if (typeof spec?.name !== 'string') invalid(`node '${nodeId}': "prompt" must be a prompt name or {"name", "version", "variables"}`);
-  if (spec.version !== undefined && !Number.isInteger(spec.version)) invalid(`node '${nodeId}': prompt "version" must be an integer`);
+  if (spec.version !== undefined && !isVersionNumber(spec.version)) invalid(`node '${nodeId}': prompt "version" must be an integer from 1 to ${MAX_REQUEST_INTEGER}`);
   const variables = (spec.variables ?? {}) as Record<string, unknown>;
   if (typeof variables !== 'object' || Array.isArray(variables)) invalid(`node '${nodeId}': prompt "variables" must be an object`);
 

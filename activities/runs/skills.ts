@@ -5,6 +5,7 @@ import type { TenantTx } from '../../db/tenant-transaction.js';
 import { findToolsByRef } from '../../db/tools.js';
 import { builtinTool } from '../tools/builtins/registry.js';
 import type { PlanNode, PlanSkill, PlanTool } from './types.js';
+import { isVersionNumber } from './version-number.js';
 
 /** How many skills one node may list: each version's instructions travel in the run's plan. */
 const MAX_NODE_SKILLS = 50;
@@ -79,29 +80,28 @@ export async function resolveNodeSkills(
 }
 
 /**
- * What no run may exceed once its nodes are resolved (docs/skills.md): the tools each node would offer
- * with every one of its skills loaded, and the skill instructions the plan carries in all. Either is
- * an invalid graph naming the node.
+ * What no run may exceed (docs/skills.md), checked as each node is resolved, so that a graph over the
+ * limits stops at the node that crosses them: the tools the node would offer with every one of its
+ * skills loaded, and the skill instructions the plan carries in all (`bytesSoFar`, of the nodes before
+ * it). Either is an invalid graph naming the node. Answers the plan's skill bytes with this node's.
  */
-export function checkPlanLimits(nodes: PlanNode[]): void {
-  let total = 0;
-  for (const node of nodes) {
-    // As SkillSession adds them: a skill's tool joins unless the node offers one of its name already.
-    const own = new Set(node.tools.map((tool) => tool.name));
-    const added = new Set((node.skills ?? []).flatMap((skill) => skill.tools.map((tool) => tool.name)).filter((name) => !own.has(name)));
-    const offered = node.tools.length + added.size;
-    if (offered > MAX_NODE_TOOLS) {
-      throw agentRunFailure('InvalidGraph', `invalid graph: node '${node.id}' would offer ${offered} tools with all its skills loaded; at most ${MAX_NODE_TOOLS} are allowed`);
-    }
-    const bytes = (node.skills ?? []).reduce((sum, skill) => sum + Buffer.byteLength(skill.instructions, 'utf8'), 0);
-    total += bytes;
-    if (total > MAX_PLAN_SKILL_BYTES) {
-      throw agentRunFailure(
-        'InvalidGraph',
-        `invalid graph: node '${node.id}': its skills' instructions (${bytes} bytes) bring the run's total to ${total} bytes; at most ${MAX_PLAN_SKILL_BYTES} bytes of skill instructions are allowed across the nodes`,
-      );
-    }
+export function checkNodeLimits(node: PlanNode, bytesSoFar: number): number {
+  // As SkillSession adds them: a skill's tool joins unless the node offers one of its name already.
+  const own = new Set(node.tools.map((tool) => tool.name));
+  const added = new Set((node.skills ?? []).flatMap((skill) => skill.tools.map((tool) => tool.name)).filter((name) => !own.has(name)));
+  const offered = node.tools.length + added.size;
+  if (offered > MAX_NODE_TOOLS) {
+    throw agentRunFailure('InvalidGraph', `invalid graph: node '${node.id}' would offer ${offered} tools with all its skills loaded; at most ${MAX_NODE_TOOLS} are allowed`);
   }
+  const bytes = (node.skills ?? []).reduce((sum, skill) => sum + Buffer.byteLength(skill.instructions, 'utf8'), 0);
+  const total = bytesSoFar + bytes;
+  if (total > MAX_PLAN_SKILL_BYTES) {
+    throw agentRunFailure(
+      'InvalidGraph',
+      `invalid graph: node '${node.id}': its skills' instructions (${bytes} bytes) bring the run's total to ${total} bytes; at most ${MAX_PLAN_SKILL_BYTES} bytes of skill instructions are allowed across the nodes`,
+    );
+  }
+  return total;
 }
 
 function isSkillBuiltinName(name: string): boolean {
@@ -113,6 +113,6 @@ function skillRef(ref: unknown): { name: string; version?: number } | undefined 
   if (typeof ref !== 'object' || ref === null || Array.isArray(ref)) return undefined;
   const { name, version, ...rest } = ref as Record<string, unknown>;
   if (typeof name !== 'string' || !name || Object.keys(rest).length > 0) return undefined;
-  if (version !== undefined && !(Number.isInteger(version) && (version as number) >= 1)) return undefined;
+  if (version !== undefined && !isVersionNumber(version)) return undefined;
   return { name, ...(version !== undefined && { version: version as number }) };
 }

@@ -12,6 +12,8 @@ import {
 } from '../../db/agents.js';
 import { listScheduleIdsOfAgent } from '../../db/schedules.js';
 import type { AgentGraph, AgentVersion } from '../../db/schema.js';
+import { MAX_GRAPH_NODES } from '../../activities/runs/plan.js';
+import { MAX_NODE_TOOLS } from '../../activities/runs/skills.js';
 import { ApiError, orNotFound } from '../errors.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { defineDeleteOperation } from '../delete-operation.js';
@@ -44,14 +46,16 @@ export const graphSchema: JsonSchema = {
     nodes: {
       type: 'array',
       minItems: 1,
+      // Each node is resolved (its prompt, skills and tools read) when a run starts: a bound keeps that finite.
+      maxItems: MAX_GRAPH_NODES,
       // JSON Schema can require unique items, not items unique by one property: the server checks it.
       description: 'The nodes; each `id` must be unique among them (refused with a 400 otherwise, which JSON Schema cannot express).',
       items: {
         type: 'object',
         required: ['id'],
         properties: {
-          id: { type: 'string', minLength: 1 },
-          toolRefs: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+          id: { type: 'string', minLength: 1, maxLength: 200 },
+          toolRefs: { type: 'array', maxItems: MAX_NODE_TOOLS, items: { type: 'string', minLength: 1, maxLength: 200 }, default: [] },
         },
       },
     },
