@@ -285,14 +285,26 @@ describe('knowledge', function () {
   });
 
   it('extracts the graph with the scripted model too, and notes (without failing) an extraction that breaks', async () => {
-    const extraction = { entities: [{ name: 'Otters', type: 'concept' }, { name: 'Kelp', type: 'concept' }], relations: [{ source: 'Otters', relation: 'shelter in', target: 'Kelp' }] };
+    const kept = { entities: [{ name: 'Otters', type: 'concept' }, { name: 'Kelp', type: 'concept' }], relations: [{ source: 'Otters', relation: 'shelter in', target: 'Kelp' }] };
+    // What a document can talk a model into answering: a NUL (Postgres refuses it), a lone surrogate, and
+    // names kilobytes long (past the btree index's entry). Left out; the rest of the graph is kept.
+    const extraction = {
+      entities: [...kept.entities, { name: 'Bad\u0000Name', type: 'concept' }, { name: 'x'.repeat(3000), type: 'concept' }, { name: 'Half \ud800', type: 'concept' }],
+      relations: [...kept.relations, { source: 'Otters', relation: 'outlast', target: 'y'.repeat(3000) }, { source: 'Kelp\u0000', relation: 'feeds', target: 'Otters' }],
+    };
     await call('POST', '/v1/knowledge', { key, body: { name: 'scripted-graph', graph: { model: 'scripted', script: [{ text: JSON.stringify(extraction) }] } } });
     const doc = await addText('scripted-graph', 'Otters', 'Sea otters wrap themselves in kelp to sleep.');
+    expect(doc.error).to.equal(null);
     const { db } = testPlatform();
     const entities = await db.selectFrom('kb_entities').select(['name', 'type']).where('document_id', '=', doc.id).orderBy('name').execute();
     expect(entities).to.deep.equal([{ name: 'Kelp', type: 'concept' }, { name: 'Otters', type: 'concept' }]);
     const relations = await db.selectFrom('kb_relations').select(['source', 'relation', 'target']).where('document_id', '=', doc.id).execute();
-    expect(relations).to.deep.equal(extraction.relations);
+    expect(relations).to.deep.equal(kept.relations);
+
+    // A script is checked when saved, as every other script is: a turn's text is a string.
+    const badScript = await call('PATCH', '/v1/knowledge/scripted-graph', { key, body: { graph: { model: 'scripted', script: [{ text: 7 }] } } });
+    expect(badScript.status).to.equal(400);
+    expect(badScript.body.error.fields[0].field).to.match(/^body\.graph\.script/);
 
     // A model id that cannot work is refused when saved, not found out by every later upload.
     for (const model of ['nosuchprovider/model', 'openai', '0']) {

@@ -97,10 +97,23 @@ export function parseExtraction(text: string): Extraction {
   }
   const value = parsed as { entities?: unknown; relations?: unknown };
   const entities = (Array.isArray(value.entities) ? value.entities : [])
-    .filter((e): e is { name: string; type?: unknown } => typeof e?.name === 'string' && e.name.trim() !== '')
-    .map((e) => ({ name: e.name.trim(), type: typeof e.type === 'string' ? e.type : null }));
+    .filter((e): e is { name: string; type?: unknown } => isGraphText(e?.name))
+    .map((e) => ({ name: e.name.trim(), type: isGraphText(e.type) ? e.type : null }));
   const relations = (Array.isArray(value.relations) ? value.relations : [])
-    .filter((r): r is Extraction['relations'][number] => [r?.source, r?.relation, r?.target].every((f) => typeof f === 'string' && f.trim() !== ''))
+    .filter((r): r is Extraction['relations'][number] => [r?.source, r?.relation, r?.target].every(isGraphText))
     .map((r) => ({ source: r.source.trim(), relation: r.relation.trim(), target: r.target.trim() }));
   return { entities, relations };
+}
+
+/** The longest entity name, type or relation kept, in characters: an entity is named, not described. */
+export const MAX_GRAPH_TEXT = 200;
+
+/**
+ * Whether the model's string can be an entity's name (or type, or a relation's part): not blank, at most
+ * MAX_GRAPH_TEXT characters, and storable. The model reads the document, which may be written to make it
+ * answer otherwise: a NUL (refused by Postgres), a lone surrogate, or kilobytes of name (past the btree
+ * index's entry limit) would fail the whole document's graph on every retry.
+ */
+function isGraphText(value: unknown): value is string {
+  return typeof value === 'string' && value.trim() !== '' && value.trim().length <= MAX_GRAPH_TEXT && !value.includes('\u0000') && value.isWellFormed();
 }

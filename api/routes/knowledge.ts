@@ -1,4 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { scriptTurn } from '../../activities/guardrails/config-schemas.js';
 import { isTextFamily, isConversionError, sniffFormat, textToMarkdown, decodeText, type TextFormat } from '../../activities/conversion/index.js';
 import { embedMarkdown, MAX_KNOWLEDGE_K, searchKnowledge } from '../../activities/knowledge/search.js';
 import { startDocumentConversion } from '../../activities/knowledge/start-conversion.js';
@@ -46,7 +47,7 @@ const graphSettings: JsonSchema = {
   properties: {
     // Checked when saved: a bad id would otherwise fail every later upload's ingestion.
     model: { type: 'string', pattern: MODEL_ID_PATTERN, description: '`provider/model` of a known provider, or `scripted`.' },
-    script: { type: 'array', items: { type: 'object' } },
+    script: { type: 'array', items: scriptTurn, description: 'Only with the `scripted` model: its answers, one a chunk in turn.' },
   },
 };
 
