@@ -152,6 +152,14 @@ describe('mcp server', () => {
       const noBody = await callTool(client, 'createAgent', {});
       expect(noBody.isError).to.equal(true);
       expect(noBody.body.status).to.equal(400);
+
+      // A lone surrogate cannot go into the URL: a field error, not a JSON-RPC internal error nor a silent U+FFFD.
+      const halfPath = await callTool(client, 'getAgent', { id: 'agent \ud800' });
+      expect(halfPath.isError).to.equal(true);
+      expect(halfPath.body.error.fields).to.deep.equal([{ field: 'id', message: 'must be well-formed Unicode text (it has a lone surrogate)' }]);
+      const halfQuery = await callTool(client, 'listAgents', { cursor: 'c\udc00' });
+      expect(halfQuery.isError).to.equal(true);
+      expect(halfQuery.body.error.fields.map((f: { field: string }) => f.field)).to.deep.equal(['cursor']);
     });
 
     it('answers an unknown tool with a JSON-RPC error', async () => {

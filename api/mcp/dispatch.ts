@@ -84,14 +84,18 @@ function buildRequest(route: ToolRoute, args: Record<string, unknown>): BuiltReq
     }
     path = path.replace(`{${name}}`, encodeURIComponent(String(value)));
   }
-  if (fields.length > 0) return { error: `invalid arguments for ${route.operationId}`, fields };
-
   const query = new URLSearchParams();
   for (const name of route.queryParams) {
     const value = args[name];
     if (value === undefined || value === null) continue;
-    for (const item of Array.isArray(value) ? value : [value]) query.append(name, typeof item === 'object' ? JSON.stringify(item) : String(item));
+    for (const item of Array.isArray(value) ? value : [value]) {
+      const text = typeof item === 'object' ? JSON.stringify(item) : String(item);
+      const problem = textProblem(text);
+      if (problem) fields.push({ field: name, message: problem });
+      else query.append(name, text);
+    }
   }
+  if (fields.length > 0) return { error: `invalid arguments for ${route.operationId}`, fields };
   const search = query.toString();
   return { path: search ? `${path}?${search}` : path, body: route.hasBody ? args[BODY_ARGUMENT] : undefined };
 }
@@ -103,7 +107,12 @@ function buildRequest(route: ToolRoute, args: Record<string, unknown>): BuiltReq
 function pathSegmentProblem(value: string): string | undefined {
   if (value === '.' || value === '..') return `must not be '${value}'`;
   if (value.includes('/')) return "must not contain '/'";
-  return undefined;
+  return textProblem(value);
+}
+
+/** A lone surrogate cannot be put in a URL (encodeURIComponent throws; URLSearchParams makes it U+FFFD). */
+function textProblem(value: string): string | undefined {
+  return value.isWellFormed() ? undefined : 'must be well-formed Unicode text (it has a lone surrogate)';
 }
 
 function errorResult(status: number, body: unknown): CallToolResult {
