@@ -95,7 +95,14 @@ describe('evals: suites and cases', function () {
     expect(tooDeep.body.error.message).to.contain('nests deeper than 64');
     const badScorer = await call('POST', `/v1/evals/suites/${suite.id}/cases`, { key, body: { input: 'x', scorers: [{ type: 'regex', pattern: '(a)\\1' }] } });
     expect(badScorer.status).to.equal(400);
-    expect((await call('GET', `/v1/evals/suites/${suite.id}`, { key })).body.suite.case_count).to.equal(1001);
+    // Each distinct JSON Schema is compiled to be checked: at most 100 a request (the same one counts once).
+    const withSchema = (i: number) => ({ input: `s${i}`, expected: null, scorers: [{ type: 'json_schema', schema: { type: 'object', title: `schema ${i}` } }] });
+    const manySchemas = await call('POST', `/v1/evals/suites/${suite.id}/cases`, { key, body: { cases: Array.from({ length: 101 }, (_, i) => withSchema(i)) } });
+    expect(manySchemas.status).to.equal(400);
+    expect(manySchemas.body.error.fields).to.deep.equal([{ field: 'body.cases', message: "the cases' json_schema scorers bring 101 distinct schemas; at most 100 are allowed in one request (add the cases in several)" }]);
+    const sameSchema = await call('POST', `/v1/evals/suites/${suite.id}/cases`, { key, body: { cases: Array.from({ length: 101 }, (_, i) => ({ ...withSchema(0), input: `same ${i}` })) } });
+    expect(sameSchema.status, JSON.stringify(sameSchema.body)).to.equal(201);
+    expect((await call('GET', `/v1/evals/suites/${suite.id}`, { key })).body.suite.case_count).to.equal(1102);
 
     expect((await call('GET', `/v1/evals/suites/${suite.id}/cases?limit=201`, { key })).status).to.equal(400);
     const all: any[] = [];
@@ -105,7 +112,7 @@ describe('evals: suites and cases', function () {
       all.push(...page.cases);
       cursor = page.next_cursor;
     } while (cursor);
-    expect(all).to.have.length(1001);
+    expect(all).to.have.length(1102);
     expect(all[0].input).to.equal('hello');
     expect(all[1000].input).to.equal('q999');
 

@@ -95,7 +95,13 @@ describe('evals: experiments', function () {
     const skill = await call('POST', '/v1/skills', { key, body: { name: 'any-skill', description: 'A skill', instructions: 'Be kind.' } });
     expect(skill.status, JSON.stringify(skill.body)).to.equal(201);
 
+    // Every cell copies its case: 20 variants × 100 repeats of a 105,000-character case is past the 200M characters an experiment may copy.
+    const big = await createSuite(key, agentId, 'big', [{ type: 'exact' }]);
+    await addCases(key, big.id, [{ input: 'q'.repeat(100_000), expected: 'x', metadata: { note: 'n'.repeat(5_000) } }]);
+    const manyVariants = Array.from({ length: 20 }, (_, i) => ({ name: `v${i}` }));
+
     const refusals: Array<[Record<string, unknown>, string]> = [
+      [{ suite: big.id, variants: manyVariants, repeats: 100 }, 'body.repeats'],
       [{ suite: empty.id, variants: [{ name: 'v' }] }, 'body.suite'],
       [{ suite: suite.id, variants: [{ name: 'v', model: 'nonsense/model' }] }, 'body.variants[0].model'],
       [{ suite: suite.id, variants: [{ name: 'v', model: 'openai' }] }, 'body.variants[0].model'],

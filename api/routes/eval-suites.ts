@@ -18,6 +18,12 @@ const TAG = 'Evals';
 
 /** Cases one POST may add. */
 const MAX_CASES_PER_REQUEST = 1000;
+/**
+ * Distinct JSON Schemas the cases of one POST may bring in their own `json_schema` scorers. Each is
+ * compiled to be checked, about 10 ms of the API's event loop (an Ajv of its own: activities/json-schema/cache.ts),
+ * so 1,000 cases of 20 such scorers would hold it for minutes.
+ */
+const MAX_CASE_SCHEMAS_PER_REQUEST = 100;
 
 const suiteName = nameSchema({ description: 'Unique per agent.' });
 /**
@@ -276,6 +282,7 @@ export const addCases = defineOperation<{ ref: string }, { agent?: string }, New
   handler: async ({ params, query, body, caller, tenant }) => {
     const batch = 'cases' in body;
     const given = batch ? body.cases : [body];
+    checkCaseSchemaCount(given, batch ? 'body.cases' : 'body.scorers');
     const added = await tenant(async (tx) => {
       const suite = await suiteOr404(tx, caller.tenantId, params.ref, query.agent);
       const workspaceProviders = await listProviderNames(tx, caller.tenantId);
@@ -285,6 +292,16 @@ export const addCases = defineOperation<{ ref: string }, { agent?: string }, New
     return { status: 201, body: { cases: added.map(caseJson) } };
   },
 });
+
+function checkCaseSchemaCount(cases: NewCaseBody[], field: string): void {
+  const schemas = new Set(
+    cases.flatMap((c) => (c.scorers ?? []).filter((s) => (s as { type?: unknown }).type === 'json_schema').map((s) => JSON.stringify((s as { schema?: unknown }).schema))),
+  );
+  if (schemas.size > MAX_CASE_SCHEMAS_PER_REQUEST) {
+    const message = `the cases' json_schema scorers bring ${schemas.size} distinct schemas; at most ${MAX_CASE_SCHEMAS_PER_REQUEST} are allowed in one request (add the cases in several)`;
+    throw invalidRequest(`invalid body: ${field} ${message}`, [{ field, message }]);
+  }
+}
 
 /** The case as stored, or a 400 naming what is wrong with it. */
 function checkedCase(c: NewCaseBody, suiteScorers: StoredScorer[], path: string, workspaceProviders: ReadonlySet<string>): NewCase {

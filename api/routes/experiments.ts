@@ -22,7 +22,7 @@ import {
   saveExperimentSnapshot,
   updateExperiment,
 } from '../../db/experiments.js';
-import type { Experiment, ExperimentEvent, ExperimentStatus, StoredScorer } from '../../db/schema.js';
+import type { EvalCase, Experiment, ExperimentEvent, ExperimentStatus, StoredScorer } from '../../db/schema.js';
 import { readAsTenant } from '../../db/tenant-reads.js';
 import type { TenantScoped, TenantTx } from '../../db/tenant-transaction.js';
 import {
@@ -46,6 +46,12 @@ const TAG = 'Evals';
 
 /** Cells (cases × variants × repeats) one experiment may have. */
 export const MAX_EXPERIMENT_CELLS = 20_000;
+/**
+ * Case data the cells of one experiment may copy in all, in characters of JSON: each cell copies its
+ * case's input, expected value, metadata and scorers (so the experiment stands if the case changes), and
+ * 20,000 cells of a 100,000-character input would be 2 GB written in one transaction.
+ */
+export const MAX_EXPERIMENT_CELL_CHARS = 200_000_000;
 const MAX_VARIANTS = 20;
 const MAX_REPEATS = 100;
 
@@ -210,6 +216,10 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
       if (cellCount > MAX_EXPERIMENT_CELLS) {
         problems.push({ field: 'body.repeats', message: `cases × variants × repeats is ${cellCount}, above the ${MAX_EXPERIMENT_CELLS} cells an experiment may have` });
       }
+      const copiedChars = cases.reduce((sum, c) => sum + caseCopyChars(c, suite.scorers), 0) * body.variants.length * repeats;
+      if (copiedChars > MAX_EXPERIMENT_CELL_CHARS) {
+        problems.push({ field: 'body.repeats', message: `the cells would copy ${copiedChars} characters of case data, above the ${MAX_EXPERIMENT_CELL_CHARS} an experiment may copy: fewer variants or repeats, or smaller cases` });
+      }
       const resolved = await resolveVariants(tx, caller.tenantId, suite.agent_id, body.variants, 'body.variants');
       if ('problems' in resolved) problems.push(...resolved.problems);
       const scorerNames = new Set([suite.scorers, ...cases.map((c) => c.scorers ?? [])].flat().map(scorerName));
@@ -269,6 +279,11 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
     return { status: 201, body: { experiment: json } };
   },
 });
+
+/** What one cell copies of its case (see MAX_EXPERIMENT_CELL_CHARS). */
+function caseCopyChars(c: EvalCase, suiteScorers: StoredScorer[]): number {
+  return c.input.length + JSON.stringify(c.expected ?? null).length + JSON.stringify(c.metadata ?? {}).length + JSON.stringify(c.scorers ?? suiteScorers).length;
+}
 
 function scorerName(scorer: StoredScorer): string {
   return scorer.name ?? scorer.type;
