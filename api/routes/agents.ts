@@ -39,28 +39,39 @@ const agentSchema = closedObject({
 const agentBody = closedObject({ agent: agentSchema });
 
 /** The graph: `nodes` with an `id` and the tool ids they may call; every other field is the agent's own. */
-export const graphSchema: JsonSchema = {
-  type: 'object',
-  required: ['nodes'],
-  properties: {
-    nodes: {
-      type: 'array',
-      minItems: 1,
-      // Each node is resolved (its prompt, skills and tools read) when a run starts: a bound keeps that finite.
-      maxItems: MAX_GRAPH_NODES,
-      // JSON Schema can require unique items, not items unique by one property: the server checks it.
-      description: 'The nodes; each `id` must be unique among them (refused with a 400 otherwise, which JSON Schema cannot express).',
-      items: {
-        type: 'object',
-        required: ['id'],
-        properties: {
-          id: { type: 'string', minLength: 1, maxLength: 200 },
-          toolRefs: { type: 'array', maxItems: MAX_NODE_TOOLS, items: { type: 'string', minLength: 1, maxLength: 200 }, default: [] },
+const graphSchema: JsonSchema = graphShape({});
+
+/**
+ * A graph a request brings (a new version, an experiment's variant), within the bounds a run's start can
+ * resolve: each node's prompt, skills and tools are read then. Answers keep the unbounded shape: a
+ * version stored before the bounds is still shown (MCP clients check results against it).
+ */
+export const graphBodySchema: JsonSchema = graphShape({ nodes: MAX_GRAPH_NODES, toolRefs: MAX_NODE_TOOLS, text: 200 });
+
+function graphShape(bounds: { nodes?: number; toolRefs?: number; text?: number }): JsonSchema {
+  const text = { type: 'string', minLength: 1, ...(bounds.text && { maxLength: bounds.text }) };
+  return {
+    type: 'object',
+    required: ['nodes'],
+    properties: {
+      nodes: {
+        type: 'array',
+        minItems: 1,
+        ...(bounds.nodes && { maxItems: bounds.nodes }),
+        // JSON Schema can require unique items, not items unique by one property: the server checks it.
+        description: 'The nodes; each `id` must be unique among them (refused with a 400 otherwise, which JSON Schema cannot express).',
+        items: {
+          type: 'object',
+          required: ['id'],
+          properties: {
+            id: text,
+            toolRefs: { type: 'array', ...(bounds.toolRefs && { maxItems: bounds.toolRefs }), items: text, default: [] },
+          },
         },
       },
     },
-  },
-};
+  };
+}
 
 const versionSchema = closedObject({
   agent_id: { type: 'string' },
@@ -245,7 +256,7 @@ export const createAgentVersion = defineOperation<{ id: string }, unknown, { gra
   description: 'Publishing archives the previously published version. A draft leaves it untouched.',
   access: 'key',
   params: refParams,
-  body: closedObject({ graph: graphSchema, publish: { type: 'boolean', default: true } }, { required: ['graph'] }),
+  body: closedObject({ graph: graphBodySchema, publish: { type: 'boolean', default: true } }, { required: ['graph'] }),
   errors: ['not_found'],
   responses: { 201: { description: 'The new version', schema: closedObject({ version: versionSchema }) } },
   handler: async ({ params, body, caller, tenant }) => {

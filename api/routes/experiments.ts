@@ -38,7 +38,7 @@ import { deletionResult, listOf, MAX_REQUEST_INTEGER, pageQuery, refParams, serv
 import { streamEventLog, type SharedLog } from '../sse.js';
 import { credentialRecheck } from '../stream-credential.js';
 import { holdStreamSlot } from '../stream-slots.js';
-import { agentOr404, graphSchema } from './agents.js';
+import { agentOr404, graphBodySchema } from './agents.js';
 import { suiteOr404 } from './eval-suites.js';
 import { isoTimestamp, isoTimestampOrNull } from '../iso-timestamp.js';
 
@@ -75,7 +75,7 @@ const variantSpecSchema: JsonSchema = {
       description: 'A prompt (its current version, or `version`) set on every node.',
     },
     temperature: { type: 'number', minimum: 0, maximum: 2 },
-    graph: { ...graphSchema, description: "A whole graph in place of the version's." },
+    graph: { ...graphBodySchema, description: "A whole graph in place of the version's." },
   },
 };
 
