@@ -301,6 +301,14 @@ describe('knowledge', function () {
     const relations = await db.selectFrom('kb_relations').select(['source', 'relation', 'target']).where('document_id', '=', doc.id).execute();
     expect(relations).to.deep.equal(kept.relations);
 
+    // More rows than one INSERT can carry (65,535 parameters, seven a row): written in batches.
+    const many = { entities: [], relations: Array.from({ length: 10_000 }, (_, i) => ({ source: 'Otters', relation: 'eat', target: `urchin ${i}` })) };
+    await call('PATCH', '/v1/knowledge/scripted-graph', { key, body: { graph: { model: 'scripted', script: [{ text: JSON.stringify(many) }] } } });
+    const manyDoc = await addText('scripted-graph', 'Urchins', 'Otters eat urchins.');
+    expect(manyDoc.error).to.equal(null);
+    const stored = await db.selectFrom('kb_relations').select((eb) => eb.fn.countAll<string>().as('n')).where('document_id', '=', manyDoc.id).executeTakeFirstOrThrow();
+    expect(Number(stored.n)).to.equal(10_000);
+
     // A script is checked when saved, as every other script is: a turn's text is a string.
     const badScript = await call('PATCH', '/v1/knowledge/scripted-graph', { key, body: { graph: { model: 'scripted', script: [{ text: 7 }] } } });
     expect(badScript.status).to.equal(400);

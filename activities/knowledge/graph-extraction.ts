@@ -68,20 +68,19 @@ export async function extractDocumentGraph(
     await tx.deleteFrom('kb_entities').where('document_id', '=', documentId).execute();
     await tx.deleteFrom('kb_relations').where('document_id', '=', documentId).execute();
     if (!kbId) return;
-    if (entities.size) {
-      await tx
-        .insertInto('kb_entities')
-        .values([...entities.values()].map((e) => ({ id: newId('ent'), tenant_id: tenantId, kb_id: kbId, document_id: documentId, name: e.name, type: e.type, chunk_ids: JSON.stringify([...e.chunkIds]) })))
-        .execute();
-    }
-    if (relations.length) {
-      await tx
-        .insertInto('kb_relations')
-        .values(relations.map((r) => ({ id: newId('rel'), tenant_id: tenantId, kb_id: kbId, document_id: documentId, ...r })))
-        .execute();
-    }
+    const entityRows = [...entities.values()].map((e) => ({ id: newId('ent'), tenant_id: tenantId, kb_id: kbId, document_id: documentId, name: e.name, type: e.type, chunk_ids: JSON.stringify([...e.chunkIds]) }));
+    for (const batch of batches(entityRows)) await tx.insertInto('kb_entities').values(batch).execute();
+    const relationRows = relations.map((r) => ({ id: newId('rel'), tenant_id: tenantId, kb_id: kbId, document_id: documentId, ...r }));
+    for (const batch of batches(relationRows)) await tx.insertInto('kb_relations').values(batch).execute();
   });
   return { entities: entities.size, relations: relations.length };
+}
+
+/** Rows per INSERT: seven parameters each, and Postgres takes at most 65,535 in one statement. */
+const ROWS_PER_INSERT = 5000;
+
+function* batches<T>(rows: T[]): Generator<T[]> {
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) yield rows.slice(start, start + ROWS_PER_INSERT);
 }
 
 /** The model's JSON, tolerating code fences and prose around it; anything else is an empty extraction. */
@@ -98,7 +97,7 @@ export function parseExtraction(text: string): Extraction {
   const value = parsed as { entities?: unknown; relations?: unknown };
   const entities = (Array.isArray(value.entities) ? value.entities : [])
     .filter((e): e is { name: string; type?: unknown } => isGraphText(e?.name))
-    .map((e) => ({ name: e.name.trim(), type: isGraphText(e.type) ? e.type : null }));
+    .map((e) => ({ name: e.name.trim(), type: isGraphText(e.type) ? e.type.trim() : null }));
   const relations = (Array.isArray(value.relations) ? value.relations : [])
     .filter((r): r is Extraction['relations'][number] => [r?.source, r?.relation, r?.target].every(isGraphText))
     .map((r) => ({ source: r.source.trim(), relation: r.relation.trim(), target: r.target.trim() }));
