@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { integerSetting } from '../db/integer-settings.js';
-import { visitorAddress } from './deployments/scope.js';
+import { clientAddress } from './client-address.js';
 import { ApiError } from './errors.js';
 import { OpenResponseCounts, type Bound } from './open-response-counts.js';
 import type { Caller } from './operation.js';
@@ -43,7 +43,7 @@ function bounds(caller: Caller, ip: string, env: NodeJS.ProcessEnv = process.env
   return [
     workspace,
     { subject: `visitors:${caller.tenantId}`, limit: visitorsShare, refusal: `this workspace's visitors already have ${visitorsShare} event streams open on this server` },
-    { subject: `visitor:${caller.deployment.id}:${visitorAddress(ip)}`, limit: perVisitor, refusal: `this address already has ${perVisitor} event streams open` },
+    { subject: `visitor:${caller.deployment.id}:${clientAddress(ip)}`, limit: perVisitor, refusal: `this address already has ${perVisitor} event streams open` },
   ];
 }
 

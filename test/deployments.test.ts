@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { visitorAddress } from '../api/deployments/scope.js';
+import { clientAddress } from '../api/client-address.js';
 import { call, newTenant, type TestTenant } from './support/api.js';
 import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { testPlatform } from './support/global.js';
@@ -355,13 +355,13 @@ describe('deployments', () => {
     });
 
     it('counts a visitor by its IPv4 address, or by the /64 of its IPv6 one', () => {
-      expect(visitorAddress('203.0.113.7')).to.equal('203.0.113.7');
-      expect(visitorAddress('::ffff:203.0.113.7')).to.equal('203.0.113.7');
-      expect(visitorAddress('2001:db8:85a3:8d3:1319:8a2e:370:7348')).to.equal('2001:db8:85a3:8d3::/64');
-      expect(visitorAddress('2001:DB8:85A3:08D3::1')).to.equal('2001:db8:85a3:8d3::/64');
-      expect(visitorAddress('2001:db8::1')).to.equal('2001:db8:0:0::/64');
-      expect(visitorAddress('fe80::1%eth0')).to.equal('fe80:0:0:0::/64');
-      expect(visitorAddress('::1')).to.equal('0:0:0:0::/64');
+      expect(clientAddress('203.0.113.7')).to.equal('203.0.113.7');
+      expect(clientAddress('::ffff:203.0.113.7')).to.equal('203.0.113.7');
+      expect(clientAddress('2001:db8:85a3:8d3:1319:8a2e:370:7348')).to.equal('2001:db8:85a3:8d3::/64');
+      expect(clientAddress('2001:DB8:85A3:08D3::1')).to.equal('2001:db8:85a3:8d3::/64');
+      expect(clientAddress('2001:db8::1')).to.equal('2001:db8:0:0::/64');
+      expect(clientAddress('fe80::1%eth0')).to.equal('fe80:0:0:0::/64');
+      expect(clientAddress('::1')).to.equal('0:0:0:0::/64');
     });
 
     it('runs under the deployment\'s own limits: per deployment and per visitor', async () => {

@@ -1,8 +1,8 @@
-import { isIPv6 } from 'node:net';
 import { isVisitorOfThread } from '../../db/deployments.js';
 import type { Run } from '../../db/schema.js';
 import type { Db } from '../../db/database.js';
 import { withTenant, type TenantScoped, type TenantTx } from '../../db/tenant-transaction.js';
+import { clientAddress } from '../client-address.js';
 import { notFound } from '../errors.js';
 import type { Caller } from '../operation.js';
 import { RUN_RATE_LIMIT, takeRateLimitToken, takeRateLimitTokenNow } from '../rate-limit.js';
@@ -59,7 +59,7 @@ export async function takeRunRateLimit(db: Db, caller: Caller, visitorIp: string
   // Both limits in one transaction: a request the visitor's limit refuses is not counted against the deployment's.
   return withTenant(db, caller.tenantId, async (tx) => {
     const perDeployment = await takeRateLimitToken(tx, caller.tenantId, scope.id, { bucket: 'deployment-runs', limit: scope.runsPerMinute, windowSeconds: 60 });
-    const perVisitor = await takeRateLimitToken(tx, caller.tenantId, `${scope.id}:${visitorAddress(visitorIp)}`, {
+    const perVisitor = await takeRateLimitToken(tx, caller.tenantId, `${scope.id}:${clientAddress(visitorIp)}`, {
       bucket: 'deployment-visitor-runs',
       limit: scope.runsPerMinutePerVisitor,
       windowSeconds: 60,
@@ -68,19 +68,3 @@ export async function takeRunRateLimit(db: Db, caller: Caller, visitorIp: string
   });
 }
 
-/**
- * The address a visitor is counted by: an IPv4 address as it is, an IPv6 one by its /64 (one host
- * usually has a whole /64 to pick addresses from).
- */
-export function visitorAddress(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
-  const address = ip.replace(/%.*$/, '');
-  if (!isIPv6(address)) return ip;
-  const groups = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])));
-  const [head = '', tail] = address.split('::');
-  const left = groups(head);
-  const right = tail === undefined ? [] : groups(tail);
-  const all = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
-}

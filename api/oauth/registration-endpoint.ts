@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { Db } from '../../db/database.js';
+import { clientAddress } from '../client-address.js';
 import { registerClient } from './clients.js';
 import { unstorableTextFields } from '../unstorable-text.js';
 import { readBody } from './http.js';
@@ -12,7 +13,7 @@ export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 /** POST /oauth/register (RFC 7591): open dynamic registration, limited per client address and overall. */
 export async function registrationEndpoint(ctx: Koa.Context, db: Db): Promise<{ status: number; body: Record<string, unknown> }> {
   for (const [limit, subject] of [
-    [REGISTRATIONS_PER_ADDRESS, ctx.ip],
+    [REGISTRATIONS_PER_ADDRESS, clientAddress(ctx.ip)],
     [REGISTRATIONS_OVERALL, '*'],
   ] as const) {
     const wait = await takeAttempt(db, limit, subject);

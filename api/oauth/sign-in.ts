@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { Db } from '../../db/database.js';
+import { clientAddress } from '../client-address.js';
 import { FAILED_SIGN_INS_PER_ADDRESS, FAILED_SIGN_INS_PER_EMAIL, refundAttempts, takeAttempts } from './rate-limit.js';
 import { startSession, type BrowserSession } from './sessions.js';
 import { checkCredentials, normalizeEmail } from './users.js';
@@ -17,7 +18,7 @@ export async function signInWithPassword(ctx: Koa.Context, db: Db, publicUrl: st
   // takes its attempt back.
   const attempts = [
     { limit: FAILED_SIGN_INS_PER_EMAIL, subject: safeEmailKey(email) },
-    { limit: FAILED_SIGN_INS_PER_ADDRESS, subject: ctx.ip },
+    { limit: FAILED_SIGN_INS_PER_ADDRESS, subject: clientAddress(ctx.ip) },
   ];
   const { wait, at } = await takeAttempts(db, attempts);
   if (wait > 0) {
