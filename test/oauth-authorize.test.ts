@@ -59,6 +59,17 @@ describe('oauth: authorize page', () => {
     expectErrorPage(await browser.get(`${validRequest()}&client_id=${client.clientId}`)); // repeated parameter
   });
 
+  it("names a native app's redirect by its scheme, not the host it spells, and strips bidirectional controls from the client's name", async () => {
+    const { body } = await registerClient({ client_name: 'Good\u202eApp', redirect_uris: ['x-evil://claude.ai/cb'], token_endpoint_auth_method: 'none' });
+    expect(body.client_name).to.equal('Good App');
+    const page = await new FormBrowser().get(
+      authorizeUrl({ response_type: 'code', client_id: body.client_id, redirect_uri: 'x-evil://claude.ai/cb', code_challenge: challenge, code_challenge_method: 'plain', state: 's' }),
+    );
+    expectErrorPage(page);
+    expect(page.body).to.include('Return to the app for x-evil://');
+    expect(page.body).not.to.match(/Return to claude\.ai/);
+  });
+
   it('shows invalid requests of a known client on the page, never redirecting, with a link back carrying the error, state and iss', async () => {
     const browser = new FormBrowser();
     for (const [overrides, error] of [

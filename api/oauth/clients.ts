@@ -145,8 +145,10 @@ function formDecode(value: string): string {
 function clientName(value: unknown): string {
   if (value === undefined || value === null) return 'Unnamed client';
   if (typeof value !== 'string') throw new OAuthError('invalid_client_metadata', 'client_name must be a string');
+  // Control characters, and the bidirectional controls that could make a name read as another
+  // (U+202A–202E, U+2066–2069, U+200E/F, U+061C).
   // eslint-disable-next-line no-control-regex -- control characters are what is being removed
-  const cleaned = value.replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
+  const cleaned = value.replace(/[\u0000-\u001f\u007f\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/g, ' ').trim();
   if (!cleaned) return 'Unnamed client';
   if (cleaned.length > MAX_CLIENT_NAME_LENGTH) throw new OAuthError('invalid_client_metadata', `client_name may have at most ${MAX_CLIENT_NAME_LENGTH} characters`);
   return cleaned;

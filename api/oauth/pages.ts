@@ -146,8 +146,13 @@ export function invalidRequestPage(
   );
 }
 
-/** What the person should recognize: the host of a web address, or the scheme of a native app's. */
+/**
+ * What the person should recognize: the host of a web address, or the app a native scheme opens. A
+ * native scheme can name any host (`x-app://claude.ai/cb`) without reaching it: its scheme is what
+ * decides where the code goes, so it is what is shown, not that host.
+ */
 export function redirectHost(redirectUri: string): string {
   const url = new URL(redirectUri);
-  return url.host || `${url.protocol}//`;
+  if (url.protocol === 'https:' || url.protocol === 'http:') return url.host;
+  return `the app for ${url.protocol}//`;
 }
