@@ -76,8 +76,8 @@ export async function extractDocumentGraph(
   return { entities: entities.size, relations: relations.length };
 }
 
-/** Rows per INSERT: seven parameters each, and Postgres takes at most 65,535 in one statement. */
-const ROWS_PER_INSERT = 5000;
+/** Rows per INSERT: seven parameters each, under 32,768 a statement (Postgres takes 65,535; PGlite 0.4 corrupted its connection on 35,000). */
+const ROWS_PER_INSERT = 4000;
 
 function* batches<T>(rows: T[]): Generator<T[]> {
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) yield rows.slice(start, start + ROWS_PER_INSERT);
