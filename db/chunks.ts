@@ -1,5 +1,6 @@
 import type { Db } from './database.js';
 import { newId } from './ids.js';
+import { insertBatches } from './insert-batches.js';
 import type { EmbeddedBy, StoredEmbedding } from './stored-embedding.js';
 import type { TenantTx } from './tenant-transaction.js';
 
@@ -21,25 +22,23 @@ export async function replaceDocumentChunks(tx: TenantTx, tenantId: string, kbId
   await insertDocumentChunks(tx, tenantId, kbId, documentId, chunks);
 }
 
-/** Adds the chunks of a document that has none yet (one statement). */
+/** Adds the chunks of a document that has none yet (a statement per few thousand chunks). */
 export async function insertDocumentChunks(tx: TenantTx, tenantId: string, kbId: string, documentId: string, chunks: NewChunk[]): Promise<void> {
-  if (chunks.length === 0) return;
-  await tx
-    .insertInto('chunks')
-    .values(
-      chunks.map((chunk) => ({
-        id: newId('chk'),
-        tenant_id: tenantId,
-        kb_id: kbId,
-        document_id: documentId,
-        index: chunk.index,
-        content: chunk.content,
-        heading_path: JSON.stringify(chunk.headingPath),
-        ...chunk.embedded,
-      })),
-    )
-    .execute();
+  const rows = chunks.map((chunk) => ({
+    id: newId('chk'),
+    tenant_id: tenantId,
+    kb_id: kbId,
+    document_id: documentId,
+    index: chunk.index,
+    content: chunk.content,
+    heading_path: JSON.stringify(chunk.headingPath),
+    ...chunk.embedded,
+  }));
+  for (const batch of insertBatches(rows, CHUNK_COLUMNS)) await tx.insertInto('chunks').values(batch.rows).execute();
 }
+
+/** The values one chunk row binds (its id, tenant, knowledge base, document, index, text, heading path and embedding's three). */
+const CHUNK_COLUMNS = 10;
 
 /** A chunk whose vector other weights made, as read for re-embedding. */
 export interface ChunkToReembed extends EmbeddedBy {

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import iconv from 'iconv-lite';
 import { sharedEmbedder } from '../activities/embedding/index.js';
+import { replaceDocumentChunks } from '../db/chunks.js';
+import { withTenant } from '../db/tenant-transaction.js';
 import { call, newTenant } from './support/api.js';
 import { createBuiltinTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { settledDocument, uploadFile } from './support/documents.js';
@@ -228,6 +230,27 @@ describe('knowledge', function () {
     expect(posted.body.error.code).to.equal('not_found');
     expect(await db.selectFrom('documents').select('id').where('kb_id', '=', kbId).execute()).to.deep.equal([]);
     expect(await db.selectFrom('chunks').select('id').where('kb_id', '=', kbId).execute()).to.deep.equal([]);
+  });
+
+  it('stores a document of more chunks than one INSERT can bind (ten values a chunk)', async () => {
+    // 7,000 chunks bind 70,000 values: past Postgres' 65,535 a statement, and past the 35,000 that broke
+    // PGlite's connection. A 4 MB upload of short headed sections cuts into many more.
+    await call('POST', '/v1/knowledge', { key, body: { name: 'many-chunks' } });
+    const doc = await addText('many-chunks', 'Seed', 'One paragraph to take its vector from.');
+    const { db } = testPlatform();
+    const seed = await db.selectFrom('chunks').select(['kb_id', 'tenant_id', 'embedding', 'embedding_model', 'embedding_dtype']).where('document_id', '=', doc.id).executeTakeFirstOrThrow();
+    const chunks = Array.from({ length: 7_000 }, (_, index) => ({
+      index,
+      content: `section ${index}`,
+      headingPath: [`Heading ${index}`],
+      embedded: { embedding: seed.embedding, embedding_model: seed.embedding_model, embedding_dtype: seed.embedding_dtype },
+    }));
+    await withTenant(db, seed.tenant_id, (tx) => replaceDocumentChunks(tx, seed.tenant_id, seed.kb_id, doc.id, chunks));
+    const stored = await db.selectFrom('chunks').select(['index', 'content']).where('document_id', '=', doc.id).orderBy('index').execute();
+    expect(stored).to.have.length(7_000);
+    expect(stored[6_999]).to.deep.equal({ index: 6_999, content: 'section 6999' });
+    // The connection still answers (PGlite's broke after an oversized statement).
+    expect((await call('GET', `/v1/knowledge/many-chunks/documents/${doc.id}`, { key })).status).to.equal(200);
   });
 
   it('cascades a knowledge base delete to its documents and chunks; deletes one document', async () => {

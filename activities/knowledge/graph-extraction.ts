@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { newId } from '../../db/ids.js';
+import { insertBatches } from '../../db/insert-batches.js';
 import type { KnowledgeGraphSettings } from '../../db/schema.js';
 import { withTenant } from '../../db/tenant-transaction.js';
 import { streamModelTurn } from '../models/provider.js';
@@ -69,19 +70,15 @@ export async function extractDocumentGraph(
     await tx.deleteFrom('kb_relations').where('document_id', '=', documentId).execute();
     if (!kbId) return;
     const entityRows = [...entities.values()].map((e) => ({ id: newId('ent'), tenant_id: tenantId, kb_id: kbId, document_id: documentId, name: e.name, type: e.type, chunk_ids: JSON.stringify([...e.chunkIds]) }));
-    for (const batch of batches(entityRows)) await tx.insertInto('kb_entities').values(batch).execute();
+    for (const batch of insertBatches(entityRows, GRAPH_ROW_COLUMNS)) await tx.insertInto('kb_entities').values(batch.rows).execute();
     const relationRows = relations.map((r) => ({ id: newId('rel'), tenant_id: tenantId, kb_id: kbId, document_id: documentId, ...r }));
-    for (const batch of batches(relationRows)) await tx.insertInto('kb_relations').values(batch).execute();
+    for (const batch of insertBatches(relationRows, GRAPH_ROW_COLUMNS)) await tx.insertInto('kb_relations').values(batch.rows).execute();
   });
   return { entities: entities.size, relations: relations.length };
 }
 
-/** Rows per INSERT: seven parameters each, under 32,768 a statement (Postgres takes 65,535; PGlite 0.4 corrupted its connection on 35,000). */
-const ROWS_PER_INSERT = 4000;
-
-function* batches<T>(rows: T[]): Generator<T[]> {
-  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) yield rows.slice(start, start + ROWS_PER_INSERT);
-}
+/** The values an entity or relation row binds. */
+const GRAPH_ROW_COLUMNS = 7;
 
 /** The model's JSON, tolerating code fences and prose around it; anything else is an empty extraction. */
 export function parseExtraction(text: string): Extraction {
