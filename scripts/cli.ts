@@ -47,7 +47,7 @@ const commands: Record<string, Command> = {
     const password = values.password ?? (await readStdin()).replace(/\r?\n$/, '');
     try {
       const user = await upsertUser(db, { email: values.email, password, tenantIds: values.tenant });
-      return { user_id: user.userId, email: user.email, tenant_ids: values.tenant, created: user.created };
+      return { user_id: user.userId, email: user.email, tenant_ids: values.tenant, created: user.created, password_changed: user.passwordChanged };
     } catch (err) {
       if (err instanceof UserInputError) throw new UsageError(err.message);
       throw err;

@@ -61,7 +61,7 @@ describe('oauth: the user create command', () => {
     const again = JSON.parse(
       (await run('node', [CLI, 'user', 'create', '--email', email, '--password', 'a new password', '--tenant', second.tenant_id], { env })).stdout,
     );
-    expect(again).to.include({ user_id: user.user_id, created: false });
+    expect(again).to.include({ user_id: user.user_id, created: false, password_changed: true });
 
     await withCliDatabase(env, async (db) => {
       expect(await checkCredentials(db, email, 'piped password')).to.equal(undefined);

@@ -13,7 +13,7 @@ import { randomSecret, sha256Hex } from './secrets.js';
  * issued from it point back at it, so revoking the grant revokes all of them at once.
  */
 
-export type RevocationReason = 'code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'member_removed';
+export type RevocationReason = 'code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'member_removed' | 'password_changed';
 
 /** Records the consent and answers a fresh authorization code for it. Runs as the chosen workspace (RLS). */
 export async function approveAuthorization(db: Db, request: AuthorizationRequest, userId: string, tenantId: string): Promise<string> {
@@ -76,6 +76,14 @@ export async function revokeUserGrants(tx: Transaction<Database>, tenantId: stri
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .execute();
+}
+
+/**
+ * Revokes every live grant the user gave, in every workspace (their password changed: whoever held it
+ * may hold tokens too). Runs as the owner role, past row-level security, in the caller's transaction.
+ */
+export async function revokeEveryGrantOf(tx: Transaction<Database>, userId: string, reason: RevocationReason): Promise<void> {
+  await tx.updateTable('oauth_grants').set({ revoked_at: oauthClock.now(), revoked_reason: reason }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
 }
 
 /**

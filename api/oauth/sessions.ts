@@ -1,10 +1,11 @@
 import type Koa from 'koa';
+import type { Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
 import { oauthClock, secondsFromNow } from './clock.js';
 import { LIFETIMES } from './lifetimes.js';
 import { isLoopbackHost } from './redirect-uris.js';
 import { hmacBase64Url, randomSecret, safeEqual, sha256Hex } from './secrets.js';
-import { findUser } from './users.js';
 
 /**
  * The consent page's browser session. The cookie holds a random value; a signed-in session is a row
@@ -35,13 +36,14 @@ export async function loadSession(ctx: Koa.Context, db: Db, publicUrl: string): 
     setCookie(ctx, publicUrl, fresh);
     return { secret: fresh, user: undefined };
   }
-  const row = await db
+  const user = await db
     .selectFrom('user_sessions')
-    .select('user_id')
-    .where('token_hash', '=', sha256Hex(secret))
-    .where('expires_at', '>', oauthClock.now())
+    .innerJoin('users', 'users.id', 'user_sessions.user_id')
+    .select(['users.id', 'users.email'])
+    .where('user_sessions.token_hash', '=', sha256Hex(secret))
+    .where('user_sessions.expires_at', '>', oauthClock.now())
     .executeTakeFirst();
-  return { secret, user: row ? await findUser(db, row.user_id) : undefined };
+  return { secret, user };
 }
 
 /** Whether the session is still `userId`'s (not signed out, not expired): what a long-lived console stream re-checks. */
@@ -72,6 +74,11 @@ export async function startSession(ctx: Koa.Context, db: Db, publicUrl: string, 
 export async function endSession(ctx: Koa.Context, db: Db, publicUrl: string, session: BrowserSession): Promise<void> {
   await db.deleteFrom('user_sessions').where('token_hash', '=', sha256Hex(session.secret)).execute();
   setCookie(ctx, publicUrl, randomSecret());
+}
+
+/** Signs the user out of every browser (their password changed). Runs in the caller's transaction. */
+export async function endEverySessionOf(db: Kysely<Database>, userId: string): Promise<void> {
+  await db.deleteFrom('user_sessions').where('user_id', '=', userId).execute();
 }
 
 /** The token every form of this session carries: only a page that could read our HTML knows it. */

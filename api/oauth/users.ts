@@ -2,7 +2,9 @@ import type { Db } from '../../db/database.js';
 import { newId } from '../../db/ids.js';
 import { addMember } from '../../db/members.js';
 import { missingTenantIds } from '../../db/tenants.js';
+import { revokeEveryGrantOf } from './grants.js';
 import { DECOY_PASSWORD_HASH, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords.js';
+import { endEverySessionOf } from './sessions.js';
 
 /** People who sign in on the consent page, and the workspaces each belongs to. */
 
@@ -27,12 +29,15 @@ export function checkPasswordStrength(password: string): void {
 
 /**
  * Creates the user, or sets the password of the existing user with that e-mail, and makes them a member
- * of every workspace listed (existing memberships are kept).
+ * of every workspace listed (existing memberships are kept). A password that changes signs the person
+ * out everywhere, as a reset does: their browser sessions end and every OAuth grant they gave is
+ * revoked with its tokens, since whoever knew the old password may hold those. Restating the same
+ * password (to add a workspace) keeps them.
  */
 export async function upsertUser(
   db: Db,
   input: { email: string; password: string; tenantIds: string[] },
-): Promise<{ userId: string; email: string; created: boolean }> {
+): Promise<{ userId: string; email: string; created: boolean; passwordChanged: boolean }> {
   const email = normalizeEmail(input.email);
   checkPasswordStrength(input.password);
   if (input.tenantIds.length === 0) throw new UserInputError('a user needs at least one workspace');
@@ -41,16 +46,19 @@ export async function upsertUser(
     const missing = await missingTenantIds(tx, input.tenantIds);
     if (missing.length) throw new UserInputError(`no workspace with id ${missing.join(', ')}`);
 
-    const existing = await tx.selectFrom('users').select('id').where('email', '=', email).forUpdate().executeTakeFirst();
+    const existing = await tx.selectFrom('users').select(['id', 'password_hash']).where('email', '=', email).forUpdate().executeTakeFirst();
     const userId = existing?.id ?? newId('usr');
-    if (existing) {
+    const passwordChanged = existing !== undefined && !(await verifyPassword(input.password, existing.password_hash));
+    if (passwordChanged) {
       await tx.updateTable('users').set({ password_hash: passwordHash, updated_at: new Date() }).where('id', '=', userId).execute();
-    } else {
+      await endEverySessionOf(tx, userId);
+      await revokeEveryGrantOf(tx, userId, 'password_changed');
+    } else if (!existing) {
       await tx.insertInto('users').values({ id: userId, email, password_hash: passwordHash }).execute();
     }
     // A workspace's first member becomes its owner (db/members.ts).
     for (const tenantId of input.tenantIds) await addMember(tx, tenantId, userId);
-    return { userId, email, created: !existing };
+    return { userId, email, created: !existing, passwordChanged };
   });
 }
 
@@ -84,10 +92,6 @@ export async function checkCredentials(db: Db, email: string, password: string):
   const candidate = password.length <= PASSWORD_MAX_LENGTH ? password : '';
   const matches = await verifyPassword(candidate, user?.password_hash ?? DECOY_PASSWORD_HASH);
   return user && matches && candidate ? { id: user.id, email: user.email } : undefined;
-}
-
-export async function findUser(db: Db, userId: string): Promise<{ id: string; email: string } | undefined> {
-  return db.selectFrom('users').select(['id', 'email']).where('id', '=', userId).executeTakeFirst();
 }
 
 /** The workspaces the user belongs to, by name. Read before any tenant is chosen, as the connecting role. */

@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { upsertUser } from '../api/oauth/users.js';
+import { call, newTenant } from './support/api.js';
+import { testPlatform } from './support/global.js';
+import { authorizeUrl, FormBrowser, formsOf, obtainTokens, pkcePair, postToken, registerPublicClient, signInToConsent, type ClientRegistration } from './support/oauth-browserless.js';
+import { newOAuthUser } from './support/oauth-users.js';
+
+/** `agent-platform user create` on an existing account: a new password signs the person out everywhere. */
+describe('oauth: a changed password', function () {
+  this.timeout(60_000);
+  let client: ClientRegistration;
+  before(async () => {
+    client = await registerPublicClient();
+  });
+
+  function consentUrl(): string {
+    return authorizeUrl({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 's' });
+  }
+
+  /** Whether the browser's session is still signed in: the authorize page shows consent, not the sign-in form. */
+  async function signedIn(browser: FormBrowser): Promise<boolean> {
+    const page = await browser.get(consentUrl());
+    expect(page.status).to.equal(200);
+    return formsOf(page.body).some((fields) => fields.get('action') === 'consent');
+  }
+
+  it('ends every browser session and revokes every grant with its tokens, in every workspace; the same password restated keeps them', async () => {
+    const first = await newTenant('password-change-a');
+    const second = await newTenant('password-change-b');
+    const user = await newOAuthUser([first.tenantId, second.tenantId], 'password-change');
+    const here = await obtainTokens({ client, user, tenantId: first.tenantId });
+    const there = await obtainTokens({ client, user, tenantId: second.tenantId });
+    const browser = new FormBrowser();
+    expect((await signInToConsent(browser, consentUrl(), user)).status).to.equal(200);
+    expect(await signedIn(browser)).to.equal(true);
+
+    // The same password, restated to add a workspace, changes nothing that was signed in.
+    const third = await newTenant('password-change-c');
+    const restated = await upsertUser(testPlatform().db, { email: user.email, password: user.password, tenantIds: [third.tenantId] });
+    expect(restated).to.include({ created: false, passwordChanged: false });
+    expect((await call('GET', '/v1/agents', { key: here.access_token })).status).to.equal(200);
+    expect(await signedIn(browser)).to.equal(true);
+
+    const changed = await upsertUser(testPlatform().db, { email: user.email, password: 'a brand new passphrase', tenantIds: [first.tenantId] });
+    expect(changed).to.include({ created: false, passwordChanged: true });
+    for (const tokens of [here, there]) {
+      expect((await call('GET', '/v1/agents', { key: tokens.access_token })).status).to.equal(401);
+      const refreshed = await postToken({ grant_type: 'refresh_token', client_id: client.clientId, refresh_token: tokens.refresh_token });
+      expect(refreshed.status).to.equal(400);
+      expect(refreshed.body.error).to.equal('invalid_grant');
+    }
+    expect(await signedIn(browser)).to.equal(false);
+    const grants = await testPlatform().db.selectFrom('oauth_grants').select(['tenant_id', 'revoked_reason']).where('user_id', '=', user.userId).execute();
+    expect(new Set(grants.map((grant) => grant.tenant_id))).to.deep.equal(new Set([first.tenantId, second.tenantId]));
+    expect(grants.every((grant) => grant.revoked_reason === 'password_changed')).to.equal(true);
+
+    // The new password signs in and authorizes again; the old one no longer does.
+    const renewed = await obtainTokens({ client, user: { ...user, password: 'a brand new passphrase' }, tenantId: second.tenantId });
+    expect((await call('GET', '/v1/agents', { key: renewed.access_token })).status).to.equal(200);
+    const stale = await signInToConsent(new FormBrowser(), consentUrl(), user);
+    expect(formsOf(stale.body).some((fields) => fields.get('action') === 'consent')).to.equal(false);
+  });
+});
