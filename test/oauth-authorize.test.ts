@@ -14,7 +14,7 @@ import {
   signInToConsent,
   type ClientRegistration,
 } from './support/oauth-browserless.js';
-import { newOAuthUser, type TestUser } from './support/oauth-users.js';
+import { legacyPasswordHash, newOAuthUser, type TestUser } from './support/oauth-users.js';
 
 /** The authorize endpoint: error pages, sign-in, the consent form and its protections. */
 describe('oauth: authorize page', () => {
@@ -174,6 +174,27 @@ describe('oauth: authorize page', () => {
   it('does not count a right password against the limit', async () => {
     const target = await newOAuthUser([tenantA.tenantId], 'refund');
     for (let i = 0; i < 12; i++) expect((await signInToConsent(new FormBrowser(), validRequest(), target)).status, `sign-in ${i + 1}`).to.equal(200);
+  });
+
+  it("remakes a password hash of older scrypt parameters at the next right sign-in, and only then", async () => {
+    const target = await newOAuthUser([tenantA.tenantId], 'rehash');
+    const legacy = legacyPasswordHash(target.password);
+    const { db } = testPlatform();
+    const storedHash = async () => (await db.selectFrom('users').select('password_hash').where('id', '=', target.userId).executeTakeFirstOrThrow()).password_hash;
+    await db.updateTable('users').set({ password_hash: legacy }).where('id', '=', target.userId).execute();
+
+    const wrong = await signInToConsent(new FormBrowser(), validRequest(), { ...target, password: 'not the password' });
+    expect(wrong.status).to.equal(401);
+    expect(await storedHash()).to.equal(legacy);
+
+    const right = await signInToConsent(new FormBrowser(), validRequest(), target);
+    expect(formsOf(right.body).some((fields) => fields.get('action') === 'consent')).to.equal(true);
+    const remade = await storedHash();
+    expect(remade).to.match(/^scrypt\$32768\$8\$3\$/);
+    // The remade hash is of the same password.
+    const again = await signInToConsent(new FormBrowser(), validRequest(), target);
+    expect(formsOf(again.body).some((fields) => fields.get('action') === 'consent')).to.equal(true);
+    expect(await storedHash()).to.equal(remade);
   });
 
   it('names the client, its redirect host and offers exactly the workspaces of the user', async () => {

@@ -69,7 +69,7 @@ describe('oauth: the user create command', () => {
       const workspaces = await listWorkspaces(db, user.user_id);
       expect(workspaces.map((workspace) => workspace.id).sort()).to.deep.equal([first.tenant_id, second.tenant_id].sort());
       const stored = await db.selectFrom('users').select('password_hash').where('id', '=', user.user_id).executeTakeFirstOrThrow();
-      expect(stored.password_hash).to.match(/^scrypt\$32768\$8\$1\$/).and.not.include('a new password');
+      expect(stored.password_hash).to.match(/^scrypt\$32768\$8\$3\$/).and.not.include('a new password');
     });
   });
 

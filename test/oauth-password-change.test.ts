@@ -3,7 +3,7 @@ import { upsertUser } from '../api/oauth/users.js';
 import { call, newTenant } from './support/api.js';
 import { testPlatform } from './support/global.js';
 import { authorizeUrl, FormBrowser, formsOf, obtainTokens, pkcePair, postToken, registerPublicClient, signInToConsent, type ClientRegistration } from './support/oauth-browserless.js';
-import { newOAuthUser } from './support/oauth-users.js';
+import { legacyPasswordHash, newOAuthUser } from './support/oauth-users.js';
 
 /** `agent-platform user create` on an existing account: a new password signs the person out everywhere. */
 describe('oauth: a changed password', function () {
@@ -34,14 +34,19 @@ describe('oauth: a changed password', function () {
     expect((await signInToConsent(browser, consentUrl(), user)).status).to.equal(200);
     expect(await signedIn(browser)).to.equal(true);
 
-    // The same password, restated to add a workspace, changes nothing that was signed in.
+    // The same password, restated to add a workspace, changes nothing that was signed in (a hash of
+    // older parameters is remade on the way).
+    const { db } = testPlatform();
+    const storedHash = async () => (await db.selectFrom('users').select('password_hash').where('id', '=', user.userId).executeTakeFirstOrThrow()).password_hash;
+    await db.updateTable('users').set({ password_hash: legacyPasswordHash(user.password) }).where('id', '=', user.userId).execute();
     const third = await newTenant('password-change-c');
-    const restated = await upsertUser(testPlatform().db, { email: user.email, password: user.password, tenantIds: [third.tenantId] });
+    const restated = await upsertUser(db, { email: user.email, password: user.password, tenantIds: [third.tenantId] });
     expect(restated).to.include({ created: false, passwordChanged: false });
+    expect(await storedHash()).to.match(/^scrypt\$32768\$8\$3\$/);
     expect((await call('GET', '/v1/agents', { key: here.access_token })).status).to.equal(200);
     expect(await signedIn(browser)).to.equal(true);
 
-    const changed = await upsertUser(testPlatform().db, { email: user.email, password: 'a brand new passphrase', tenantIds: [first.tenantId] });
+    const changed = await upsertUser(db, { email: user.email, password: 'a brand new passphrase', tenantIds: [first.tenantId] });
     expect(changed).to.include({ created: false, passwordChanged: true });
     for (const tokens of [here, there]) {
       expect((await call('GET', '/v1/agents', { key: tokens.access_token })).status).to.equal(401);
@@ -50,7 +55,7 @@ describe('oauth: a changed password', function () {
       expect(refreshed.body.error).to.equal('invalid_grant');
     }
     expect(await signedIn(browser)).to.equal(false);
-    const grants = await testPlatform().db.selectFrom('oauth_grants').select(['tenant_id', 'revoked_reason']).where('user_id', '=', user.userId).execute();
+    const grants = await db.selectFrom('oauth_grants').select(['tenant_id', 'revoked_reason']).where('user_id', '=', user.userId).execute();
     expect(new Set(grants.map((grant) => grant.tenant_id))).to.deep.equal(new Set([first.tenantId, second.tenantId]));
     expect(grants.every((grant) => grant.revoked_reason === 'password_changed')).to.equal(true);
 

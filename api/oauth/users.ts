@@ -3,7 +3,7 @@ import { newId } from '../../db/ids.js';
 import { addMember } from '../../db/members.js';
 import { missingTenantIds } from '../../db/tenants.js';
 import { revokeEveryGrantOf } from './grants.js';
-import { DECOY_PASSWORD_HASH, hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords.js';
+import { DECOY_PASSWORD_HASH, hashPassword, needsRehash, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords.js';
 import { endEverySessionOf } from './sessions.js';
 
 /** People who sign in on the consent page, and the workspaces each belongs to. */
@@ -49,12 +49,14 @@ export async function upsertUser(
     const existing = await tx.selectFrom('users').select(['id', 'password_hash']).where('email', '=', email).forUpdate().executeTakeFirst();
     const userId = existing?.id ?? newId('usr');
     const passwordChanged = existing !== undefined && !(await verifyPassword(input.password, existing.password_hash));
-    if (passwordChanged) {
+    if (!existing) {
+      await tx.insertInto('users').values({ id: userId, email, password_hash: passwordHash }).execute();
+    } else if (passwordChanged) {
       await tx.updateTable('users').set({ password_hash: passwordHash, updated_at: new Date() }).where('id', '=', userId).execute();
       await endEverySessionOf(tx, userId);
       await revokeEveryGrantOf(tx, userId, 'password_changed');
-    } else if (!existing) {
-      await tx.insertInto('users').values({ id: userId, email, password_hash: passwordHash }).execute();
+    } else if (needsRehash(existing.password_hash)) {
+      await tx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
     }
     // A workspace's first member becomes its owner (db/members.ts).
     for (const tenantId of input.tenantIds) await addMember(tx, tenantId, userId);
@@ -91,7 +93,17 @@ export async function checkCredentials(db: Db, email: string, password: string):
   const user = normalized ? await db.selectFrom('users').select(['id', 'email', 'password_hash']).where('email', '=', normalized).executeTakeFirst() : undefined;
   const candidate = password.length <= PASSWORD_MAX_LENGTH ? password : '';
   const matches = await verifyPassword(candidate, user?.password_hash ?? DECOY_PASSWORD_HASH);
-  return user && matches && candidate ? { id: user.id, email: user.email } : undefined;
+  if (!user || !matches || !candidate) return undefined;
+  if (needsRehash(user.password_hash)) await rehash(db, user.id, user.password_hash, candidate);
+  return { id: user.id, email: user.email };
+}
+
+/**
+ * Remakes a hash of older parameters now that its password is known. Only if the stored hash is still
+ * the one checked: a password set meanwhile by the CLI wins.
+ */
+async function rehash(db: Db, userId: string, checked: string, password: string): Promise<void> {
+  await db.updateTable('users').set({ password_hash: await hashPassword(password) }).where('id', '=', userId).where('password_hash', '=', checked).execute();
 }
 
 /** The workspaces the user belongs to, by name. Read before any tenant is chosen, as the connecting role. */

@@ -1,3 +1,4 @@
+import { randomBytes, scryptSync } from 'node:crypto';
 import { upsertUser } from '../../api/oauth/users.js';
 import { testPlatform } from './global.js';
 
@@ -13,4 +14,11 @@ export async function newOAuthUser(tenantIds: string[], name = 'user'): Promise<
   const password = `correct horse ${Math.random().toString(36).slice(2)}`;
   const { userId } = await upsertUser(testPlatform().db, { email, password, tenantIds });
   return { userId, email, password };
+}
+
+/** A hash as an earlier release stored it (scrypt N = 2^14, r = 8, p = 1): what the next sign-in remakes. */
+export function legacyPasswordHash(password: string): string {
+  const salt = randomBytes(16);
+  const hash = scryptSync(password.normalize('NFKC'), salt, 32, { N: 2 ** 14, r: 8, p: 1 });
+  return ['scrypt', 2 ** 14, 8, 1, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
