@@ -263,6 +263,13 @@ describe('tools: outbound guard', () => {
       expect(seen).to.include({ accept: 'application/json' });
     });
 
+    it("names the checked URL's host in Host, whatever Host the caller sets; drops framing headers", async () => {
+      const headers = { Host: 'admin.internal.test', 'content-length': '1', 'transfer-encoding': 'chunked', 'x-kept': 'yes' };
+      const seen = JSON.parse((await guardedFetch(`${server.origin}/echo`, { policy: loopbackAllowed, headers })).body).headers;
+      expect(seen).to.include({ host: new URL(server.origin).host, 'x-kept': 'yes' });
+      expect(seen).not.to.have.property('transfer-encoding');
+    });
+
     it('caps the response size, streamed or declared, with a clear error', async () => {
       const ok = await guardedFetch(`${server.origin}/big?bytes=${1024 * 1024}`, { policy: loopbackAllowed });
       expect(ok.body.length).to.equal(1024 * 1024);

@@ -117,8 +117,9 @@ interface OutgoingRequest {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-// Node frames the message itself; a caller's Content-Length or Transfer-Encoding could only break it.
-const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
+// Node frames the message itself; a caller's Content-Length or Transfer-Encoding could only break it. Host
+// comes from the URL the guard checked: one of the caller's own would name a virtual host it did not.
+const FRAMING_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
 // Credentials and API keys in headers were meant for the first origin; only these follow a redirect elsewhere.
 const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'user-agent']);
 
