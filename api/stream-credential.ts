@@ -19,18 +19,19 @@ const sharedAnswers = new Map<string, { at: number; stands: Promise<boolean> }>(
 
 /**
  * A REST event stream's access check (api/sse.ts): its bearer credential is asked again while the stream
- * lasts, and the stream ends once it no longer stands (revoked, rotated, the member removed;
- * `credentialStands`). A client that is still entitled resumes with Last-Event-ID and loses nothing.
+ * lasts, and the stream ends once it no longer stands (revoked, rotated, the member removed, a
+ * visitor's origin taken off the deployment's list; `credentialStands`). A client that is still entitled resumes with Last-Event-ID and loses nothing.
  *
  * A tool call that `/mcp` dispatched carries a one-use ticket instead of the credential
  * (api/mcp/internal-router.ts): it is not asked again, as `/mcp` collects a stream for at most
  * MCP_STREAM_WAIT_MS (45 s by default) and then answers.
  */
-export function credentialRecheck(koa: Koa.Context, db: Db, caller: Caller): StreamAccess | undefined {
+export function credentialRecheck(koa: Koa.Context, deps: { db: Db; publicUrl?: string }, caller: Caller): StreamAccess | undefined {
   if (koa.state.dispatchedCaller) return undefined;
-  const ask = () => credentialStands(koa, db, caller);
+  const ask = () => credentialStands(koa, deps.db, caller, deps.publicUrl);
   if (caller.kind !== 'publishable' && caller.userId === undefined) return { everyMs: API_KEY_RECHECK_MS, stands: ask };
-  const key = `${caller.keyId}\n${koa.get('Authorization')}`;
+  // A visitor's answer depends on the page's origin too (the deployment's allowed_origins).
+  const key = `${caller.keyId}\n${koa.get('Authorization')}\n${koa.get('Origin')}`;
   return { everyMs: DATABASE_RECHECK_MS, stands: () => sharedAnswer(key, ask) };
 }
 

@@ -101,8 +101,24 @@ describe('event streams end when their credential is revoked', () => {
     await within(5_000, keptVisitorStream.received(`id: ${visitorSeq}\n`), "the kept visitor's stream gets the next event");
   });
 
-  async function newDeployment(): Promise<{ id: string; publishable_key: string }> {
-    const created = await call('POST', '/v1/deployments', { key: tenant.key, body: { agent: agentId, slug: `cred-${Math.random().toString(36).slice(2, 8)}` } });
+  it("ends a visitor's stream when its page's origin is taken off the deployment's allowed_origins, and no other origin's", async () => {
+    const deployment = await newDeployment({ allowed_origins: ['https://dropped.example', 'https://kept.example'] });
+    const visitors = await visitorsRun(deployment.id);
+    const dropped = await open(deployment.publishable_key, visitors.path, { ...visitors.headers, origin: 'https://dropped.example' });
+    const kept = await open(deployment.publishable_key, visitors.path, { ...visitors.headers, origin: 'https://kept.example' });
+    await sleep(6_500);
+    expect([dropped.ended, kept.ended]).to.deep.equal([false, false]);
+
+    const patched = await call('PATCH', `/v1/deployments/${deployment.id}`, { key: tenant.key, body: { allowed_origins: ['https://kept.example'] } });
+    expect(patched.status).to.equal(200);
+    await within(15_000, dropped.end, "the dropped origin's stream ends");
+    expect(kept.ended, "the kept origin's stream").to.equal(false);
+    const [seq] = await appendRunEventsNow(testPlatform().db, tenant.tenantId, visitors.runId, [{ type: 'message.delta', data: { text: 'still here' } }]);
+    await within(5_000, kept.received(`id: ${seq}\n`), "the kept origin's stream gets the next event");
+  });
+
+  async function newDeployment(settings: Record<string, unknown> = {}): Promise<{ id: string; publishable_key: string }> {
+    const created = await call('POST', '/v1/deployments', { key: tenant.key, body: { agent: agentId, slug: `cred-${Math.random().toString(36).slice(2, 8)}`, ...settings } });
     expect(created.status).to.equal(201);
     return created.body.deployment;
   }

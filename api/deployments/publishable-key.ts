@@ -35,6 +35,17 @@ export async function authenticatePublishableKey(ctx: Koa.Context, db: Db, servi
   };
 }
 
+/**
+ * Whether the publishable key that opened a visitor's stream still lets it go on: the key is still the
+ * deployment's (not rotated, the deployment not deleted), and the page's origin still among those allowed.
+ */
+export async function publishableKeyStands(ctx: Koa.Context, db: Db, serviceOrigin: string | undefined, credential: string, deploymentId: string): Promise<boolean> {
+  const deployment = await findDeploymentByPublishableKey(db, credential);
+  if (deployment?.id !== deploymentId) return false;
+  const origin = ctx.get('Origin');
+  return !origin || originAllowed(serviceOrigin, deployment, origin);
+}
+
 /** The deployment's listed origins, and the service's own (its hosted chat page, at PUBLIC_URL). */
 function originAllowed(serviceOrigin: string | undefined, deployment: Deployment, origin: string): boolean {
   // Not the request's protocol and host: behind a TLS proxy without TRUST_PROXY those say http.

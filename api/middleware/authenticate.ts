@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { API_KEY_PREFIX, findActiveApiKeyCached } from '../../db/api-keys.js';
-import { findDeploymentByPublishableKey, PUBLISHABLE_KEY_PREFIX } from '../../db/deployments.js';
-import { authenticatePublishableKey } from '../deployments/publishable-key.js';
+import { PUBLISHABLE_KEY_PREFIX } from '../../db/deployments.js';
+import { authenticatePublishableKey, publishableKeyStands } from '../deployments/publishable-key.js';
 import type { Db } from '../../db/database.js';
 import { ApiError } from '../errors.js';
 import { ACCESS_TOKEN_PREFIX, accessTokenCoversPath, findActiveAccessToken, grantStands } from '../oauth/access-tokens.js';
@@ -22,9 +22,7 @@ export async function authenticate(
   if (credential === undefined) throw unauthorized('Authorization header must be "Bearer <credential>"');
   if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return authenticateAccessToken(ctx, db, access, credential);
   if (credential.startsWith(PUBLISHABLE_KEY_PREFIX)) {
-    // The service's own origin (its hosted chat page) is PUBLIC_URL's.
-    const serviceOrigin = publicUrl === undefined ? undefined : new URL(publicUrl).origin;
-    return authenticatePublishableKey(ctx, db, serviceOrigin, credential, publishable && access !== 'management');
+    return authenticatePublishableKey(ctx, db, serviceOriginOf(publicUrl), credential, publishable && access !== 'management');
   }
   if (!credential.startsWith(API_KEY_PREFIX)) throw unauthorized(`credential must start with ${API_KEY_PREFIX} or ${ACCESS_TOKEN_PREFIX}`);
 
@@ -39,17 +37,22 @@ export async function authenticate(
 /**
  * Whether the credential that authenticated `caller` on this request still stands: a long response (an
  * event stream) asks again while it lasts, so that revoking an API key, an OAuth grant (or the person's
- * membership) or rotating a deployment's publishable key ends the streams it opened, not only its next
- * requests. An access token's expiry does not end them: it bounds when the token may open a stream, and
+ * membership), rotating a deployment's publishable key or taking the page's origin off its
+ * `allowed_origins` ends the streams it opened, not only its next requests. An access token's expiry does not end them: it bounds when the token may open a stream, and
  * the grant is what its user revokes. The API key comes from the process's cache, which a revocation
  * empties of it on every process as it commits (db/api-key-cache.ts); the others are read from the database.
  */
-export async function credentialStands(ctx: Koa.Context, db: Db, caller: Caller): Promise<boolean> {
+export async function credentialStands(ctx: Koa.Context, db: Db, caller: Caller, publicUrl: string | undefined): Promise<boolean> {
   const credential = bearerCredential(ctx);
   if (credential === undefined) return false;
   if (credential.startsWith(ACCESS_TOKEN_PREFIX)) return grantStands(db, caller.keyId);
-  if (credential.startsWith(PUBLISHABLE_KEY_PREFIX)) return (await findDeploymentByPublishableKey(db, credential))?.id === caller.keyId;
+  if (credential.startsWith(PUBLISHABLE_KEY_PREFIX)) return publishableKeyStands(ctx, db, serviceOriginOf(publicUrl), credential, caller.keyId);
   return (await findActiveApiKeyCached(db, credential))?.id === caller.keyId;
+}
+
+/** The service's own origin (its hosted chat page) is PUBLIC_URL's. */
+function serviceOriginOf(publicUrl: string | undefined): string | undefined {
+  return publicUrl === undefined ? undefined : new URL(publicUrl).origin;
 }
 
 function bearerCredential(ctx: Koa.Context): string | undefined {

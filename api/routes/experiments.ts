@@ -612,7 +612,7 @@ export const streamExperimentEvents = defineOperation<{ id: string }, { after?: 
         return current === undefined || isExperimentFinished(current.status);
       },
     };
-    return streamEventLog(koa, after, log, { access: credentialRecheck(koa, deps.db, caller) });
+    return streamEventLog(koa, after, log, { access: credentialRecheck(koa, deps, caller) });
   },
 });
 

@@ -88,7 +88,7 @@ export const startRun = defineOperation<{ id: string }, unknown, { input: string
     });
     const reply = streamRunEvents(koa, deps, caller.tenantId, run.runId, 0, {
       frame: caller.deployment && visitorFrame(run.visitorToken),
-      access: credentialRecheck(koa, deps.db, caller),
+      access: credentialRecheck(koa, deps, caller),
     });
     return { ...reply, headers: { ...SSE_HEADERS, ...rateHeaders } };
   },
@@ -117,7 +117,7 @@ export const streamEvents = defineOperation<{ runId: string }, { after?: number 
     const after = /^\d{1,9}$/.test(lastEventId) ? Number(lastEventId) : (query.after ?? 0);
     return streamRunEvents(koa, deps, caller.tenantId, params.runId, after, {
       frame: caller.deployment && visitorFrame(),
-      access: credentialRecheck(koa, deps.db, caller),
+      access: credentialRecheck(koa, deps, caller),
     });
   },
 });
