@@ -7,6 +7,7 @@ import { AgentIdAttribute, ExperimentIdAttribute, TenantIdAttribute } from '../.
 import { startRecordedWork } from '../start-recorded-work.js';
 import { endUnstartedExperiment } from './unstarted-experiment.js';
 import { integerSetting } from '../../db/integer-settings.js';
+import { tenantFairness } from '../tenant-fairness.js';
 
 /** What an experiment's workflow is started with. */
 type ExperimentToStart = Pick<Experiment, 'id' | 'tenant_id' | 'agent_id' | 'concurrency'>;
@@ -28,6 +29,7 @@ export async function startExperimentWorkflow(temporal: Client, experiment: Expe
       { key: AgentIdAttribute, value: experiment.agent_id },
       { key: ExperimentIdAttribute, value: experiment.id },
     ],
+    priority: tenantFairness(experiment.tenant_id),
   });
 }
 

@@ -1,6 +1,7 @@
 import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { CONVERT_DOCUMENT_TASK_QUEUE, CONVERT_DOCUMENT_WORKFLOW_TYPE, type DocumentRef } from '../../workflows/convert-document-api.js';
 import type { convertDocument } from '../../workflows/convert-document.js';
+import { tenantFairness } from '../tenant-fairness.js';
 
 /**
  * Starts the document's background processing (conversion, embedding, graph extraction): the
@@ -14,5 +15,6 @@ export async function startDocumentConversion(temporal: Client, document: Docume
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     taskQueue: CONVERT_DOCUMENT_TASK_QUEUE,
     args: [{ tenantId: document.tenantId, documentId: document.documentId }],
+    priority: tenantFairness(document.tenantId),
   });
 }

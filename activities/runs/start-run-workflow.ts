@@ -5,6 +5,7 @@ import type { agentRun } from '../../workflows/agent-run.js';
 import { runSearchAttributes } from '../../workflows/search-attributes.js';
 import { startsEagerly } from '../eager-start.js';
 import { startRecordedWork } from '../start-recorded-work.js';
+import { tenantFairness } from '../tenant-fairness.js';
 import { endUnstartedRun } from './unstarted-run.js';
 
 /** What a run's workflow is started with: the run's id and what the Temporal UI finds it by. */
@@ -30,6 +31,7 @@ export async function startAgentRunWorkflow(temporal: Client, run: RunToStart): 
     taskQueue: AGENT_RUN_TASK_QUEUE,
     args: [agentRunInput(run)],
     typedSearchAttributes: runSearchAttributes(run),
+    priority: tenantFairness(run.tenantId),
     // Its first task in the start's reply when this process has the worker (~a task dispatch less).
     requestEagerStart: startsEagerly(temporal),
   });

@@ -6,10 +6,12 @@ import {
   type ScheduleOptions,
   type ScheduleOptionsStartWorkflowAction,
 } from '@temporalio/client';
+import type { Priority } from '@temporalio/common';
 import type { Schedule, ScheduleOverlap } from '../../db/schema.js';
 import { SCHEDULED_RUN_TASK_QUEUE, SCHEDULED_RUN_WORKFLOW_TYPE, type ScheduledRunInput } from '../../workflows/scheduled-run-api.js';
 import type { scheduledRun } from '../../workflows/scheduled-run.js';
 import { AgentIdAttribute, TenantIdAttribute } from '../../workflows/search-attributes.js';
+import { tenantFairness } from '../tenant-fairness.js';
 import { parseDuration } from './spec.js';
 
 /**
@@ -29,10 +31,16 @@ const OVERLAP: Record<ScheduleOverlap, ScheduleOverlapPolicy> = {
  */
 const CATCHUP_WINDOW = '1 minute';
 
+/**
+ * The start action with its priority: the SDK sends an action's `priority` (and describes it back) though
+ * its options type (1.24) leaves the field out.
+ */
+type StartAction = ScheduleOptionsStartWorkflowAction<typeof scheduledRun> & { priority: Priority };
+
 type Definition = Pick<Schedule, 'id' | 'agent_id' | 'cron' | 'every' | 'time_zone' | 'overlap' | 'jitter' | 'paused'>;
 
 /** The Temporal Schedule of a schedule row of `tenantId`. */
-export function temporalScheduleOptions(tenantId: string, schedule: Definition): ScheduleOptions<ScheduleOptionsStartWorkflowAction<typeof scheduledRun>> {
+export function temporalScheduleOptions(tenantId: string, schedule: Definition): ScheduleOptions<StartAction> {
   const input: ScheduledRunInput = { tenantId, scheduleId: schedule.id };
   return {
     scheduleId: schedule.id,
@@ -53,6 +61,7 @@ export function temporalScheduleOptions(tenantId: string, schedule: Definition):
         { key: TenantIdAttribute, value: tenantId },
         { key: AgentIdAttribute, value: schedule.agent_id },
       ],
+      priority: tenantFairness(tenantId),
     },
     policies: { overlap: OVERLAP[schedule.overlap], catchupWindow: CATCHUP_WINDOW },
     typedSearchAttributes: [{ key: TenantIdAttribute, value: tenantId }],

@@ -12,6 +12,7 @@ import {
 import type { deliverWebhook } from '../../workflows/deliver-webhook.js';
 import { webhookBackoffFromEnv } from './backoff.js';
 import { webhookPayload, type WebhookEventType } from './events.js';
+import { tenantFairness } from '../tenant-fairness.js';
 
 export interface WebhookEmission {
   type: WebhookEventType;
@@ -56,6 +57,7 @@ export async function startDeliveries(temporal: Client, tenantId: string, delive
         workflowId: deliverWebhookWorkflowId(delivery.webhook_id, delivery.event_id, delivery.series),
         taskQueue: DELIVER_WEBHOOK_TASK_QUEUE,
         args: [input],
+        priority: tenantFairness(tenantId),
         // A workflow that ended without recording an end (terminated) may be started again; one that ended properly may not.
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
       });

@@ -29,6 +29,7 @@ import { SSE_HEADERS, streamRunEvents } from '../sse.js';
 import { credentialRecheck } from '../stream-credential.js';
 import { holdStreamSlot } from '../stream-slots.js';
 import { TenantIdAttribute } from '../../workflows/search-attributes.js';
+import { tenantFairness } from '../../activities/tenant-fairness.js';
 
 const TAG = 'Runs';
 
@@ -315,6 +316,7 @@ export const replayRun = defineOperation<{ runId: string }>({
         args: [{ tenantId: caller.tenantId, runId: params.runId }],
         workflowExecutionTimeout: REPLAY_TIMEOUT_SECONDS * 1000,
         typedSearchAttributes: [{ key: TenantIdAttribute, value: caller.tenantId }],
+        priority: tenantFairness(caller.tenantId),
       })
       .catch((err: unknown) => {
         throw failureTypeOf(err) === REPLAY_RUN_FAILURES.HistoryMissing ? noHistory() : err;

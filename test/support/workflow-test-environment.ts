@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, IllegalStateError } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type LogLevel, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type LogLevel, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import type { Activities } from '../../activities/index.js';
 import { testPlatform } from './global.js';
 
@@ -47,9 +47,10 @@ export class WorkflowTestEnvironment {
    * Runs `body` while a worker with these activities polls a fresh task queue; then ends whatever the
    * body's workflows left running, their abandoned children included (see `start`).
    */
-  async withWorker<T>(activities: Partial<Activities>, body: (taskQueue: string) => Promise<T>): Promise<T> {
+  async withWorker<T>(activities: Partial<Activities>, body: (taskQueue: string) => Promise<T>, options: Partial<WorkerOptions> = {}): Promise<T> {
     const taskQueue = `workflow-test-${randomUUID()}`;
     const worker = await Worker.create({
+      ...options,
       connection: this.env.nativeConnection,
       namespace: this.env.namespace,
       taskQueue,
