@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { newId } from './ids.js';
 import { strandedPage, type StrandedQuery } from './stranded-query.js';
@@ -35,6 +36,23 @@ export interface NewExperiment {
   baselineExperimentId: string | null;
   caseCount: number;
   cellCount: number;
+}
+
+/**
+ * The summed `concurrency` of the workspace's queued and running experiments (other than `exceptId`),
+ * read under a per-workspace lock held to the end of the transaction, so that creations and concurrency
+ * changes of one workspace are judged one after the other.
+ */
+export async function concurrencyInFlight(tx: TenantTx, tenantId: string, exceptId?: string): Promise<number> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`experiments:${tenantId}`}, 0))`.execute(tx);
+  let query = tx
+    .selectFrom('experiments')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('concurrency'), eb.lit(0)).as('total'))
+    .where('tenant_id', '=', tenantId)
+    .where('status', 'in', ['queued', 'running']);
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  const { total } = await query.executeTakeFirstOrThrow();
+  return Number(total);
 }
 
 export async function insertExperiment(tx: TenantTx, tenantId: string, experiment: NewExperiment): Promise<Experiment> {

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { insertExperiment, markExperimentRunning } from '../db/experiments.js';
+import { withTenant } from '../db/tenant-transaction.js';
 import { call, newTenant } from './support/api.js';
 import { createTool, publishAgent, scriptedGraph } from './support/agents.js';
 import { addCases, createSuite, finishedExperiment, pollExperiment, startExperiment } from './support/evals.js';
@@ -131,6 +133,50 @@ describe('evals: experiments', function () {
     expect((await call('POST', '/v1/evals/experiments', { key, body: { suite: 'nothing', variants: [{ name: 'v' }] } })).status).to.equal(404);
     expect((await call('GET', `/v1/evals/experiments?agent=${agentId}`, { key })).body.experiments).to.deep.equal([]);
     expect((await call('GET', `/v1/runs?agent=${agentId}&source=all`, { key })).body.runs).to.deep.equal([]);
+  });
+
+  it("holds a workspace's unfinished experiments to 64 cells at once, their concurrency summed (429), in creation and in a raised concurrency", async () => {
+    const own = await newTenant('evals-budget');
+    const agentId = await publishAgent(own.key, 'budgeted', scriptedGraph([{ text: 'x' }]));
+    const suite = await createSuite(own.key, agentId, 'budgeted', [{ type: 'exact' }]);
+    await addCases(own.key, suite.id, [{ input: 'q', expected: 'x' }]);
+    // Two experiments recorded as running, without workflows: they hold 32 + 30 cells of the budget.
+    const recorded = async (concurrency: number) =>
+      withTenant(testPlatform().db, own.tenantId, async (tx) => {
+        const experiment = await insertExperiment(tx, own.tenantId, {
+          ...{ agentId, suiteId: suite.id, suiteName: suite.name, name: `recorded ${concurrency}`, description: null, variants: [] },
+          ...{ repeats: 1, concurrency, primaryScorer: null, baselineExperimentId: null, caseCount: 0, cellCount: 0 },
+        });
+        await markExperimentRunning(tx, own.tenantId, experiment.id);
+        return experiment.id;
+      });
+    const first = await recorded(32);
+    const second = await recorded(30);
+    const experimentCount = async () => (await call('GET', '/v1/evals/experiments', { key: own.key })).body.experiments.length;
+
+    const over = await call('POST', '/v1/evals/experiments', { key: own.key, body: { suite: suite.id, variants: [{ name: 'v' }], concurrency: 3 } });
+    expect(over.status).to.equal(429);
+    expect(over.body.error.code).to.equal('rate_limited');
+    expect(over.body.error.message).to.include('at most 2');
+    expect(over.headers.get('retry-after')).to.equal('30');
+    expect(await experimentCount()).to.equal(2);
+
+    // Raising one's concurrency is held to the same budget; lowering always goes.
+    expect((await call('PATCH', `/v1/evals/experiments/${second}`, { key: own.key, body: { concurrency: 32 } })).status).to.equal(200);
+    // The budget is full (32 + 32); a change that raises nothing still goes.
+    expect((await call('PATCH', `/v1/evals/experiments/${first}`, { key: own.key, body: { concurrency: 32, name: 'renamed' } })).status).to.equal(200);
+    expect((await call('POST', '/v1/evals/experiments', { key: own.key, body: { suite: suite.id, variants: [{ name: 'v' }], concurrency: 1 } })).status).to.equal(429);
+    expect((await call('PATCH', `/v1/evals/experiments/${second}`, { key: own.key, body: { concurrency: 10 } })).status).to.equal(200);
+    const third = await recorded(1);
+    const refusedRaise = await call('PATCH', `/v1/evals/experiments/${third}`, { key: own.key, body: { concurrency: 23 } }); // 32 + 10 others: 22 would fit
+    expect(refusedRaise.status).to.equal(429);
+    expect((await call('GET', `/v1/evals/experiments/${third}`, { key: own.key })).body.experiment.concurrency).to.equal(1);
+
+    // 32 + 10 + 1 leave 21; an ended experiment's cells leave the budget.
+    const fits = await startExperiment(own.key, { suite: suite.id, variants: [{ name: 'v' }], concurrency: 21 });
+    await finishedExperiment(own.key, fits.id);
+    for (const id of [first, second, third]) expect((await call('DELETE', `/v1/evals/experiments/${id}`, { key: own.key })).status).to.equal(202);
+    await startExperiment(own.key, { suite: suite.id, variants: [{ name: 'v' }], concurrency: 32 });
   });
 
   it('shows a partial leaderboard while running, follows a new concurrency, and streams its progress resumably', async () => {

@@ -31,6 +31,7 @@ import {
   setConcurrencySignal,
 } from '../../workflows/experiment-api.js';
 import { ApiError, invalidRequest, type FieldError } from '../errors.js';
+import { assertRoomForCells } from '../experiment-cell-budget.js';
 import type { FinishedCells, FinishedCellsCache } from '../finished-cells-cache.js';
 import { defineOperation, type JsonSchema } from '../operation.js';
 import { refOr404 } from '../ref-or-404.js';
@@ -202,7 +203,7 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
       primary_scorer: { type: 'string', minLength: 1, description: "Ranks the variants; default: the suite's first scorer." },
     },
   },
-  errors: ['not_found', 'conflict', 'unavailable'],
+  errors: ['not_found', 'conflict', 'rate_limited', 'unavailable'],
   responses: { 201: { description: 'Created; its workflow has started', schema: experimentBody } },
   handler: async ({ body, caller, tenant, deps }) => {
     const created = await tenant(async (tx) => {
@@ -243,6 +244,7 @@ export const createExperiment = defineOperation<Record<string, never>, unknown, 
       }
       if (problems.length > 0) throw invalidRequest(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
       if (!('variants' in resolved)) throw new Error('unreachable: variants resolved without problems');
+      await assertRoomForCells(tx, caller.tenantId, body.concurrency ?? DEFAULT_EXPERIMENT_CONCURRENCY);
 
       const experiment = await insertExperiment(tx, caller.tenantId, {
         agentId: suite.agent_id,
@@ -519,7 +521,7 @@ export const patchExperiment = defineOperation<{ id: string }, unknown, { name?:
       concurrency: { type: 'integer', minimum: 1, maximum: MAX_EXPERIMENT_CONCURRENCY },
     },
   },
-  errors: ['not_found', 'conflict'],
+  errors: ['not_found', 'conflict', 'rate_limited'],
   responses: { 200: { description: 'The updated experiment', schema: experimentBody } },
   handler: async ({ params, body, caller, tenant, deps }) => {
     const experiment = await tenant(async (tx) => {
@@ -527,6 +529,8 @@ export const patchExperiment = defineOperation<{ id: string }, unknown, { name?:
       if (body.concurrency !== undefined && isExperimentFinished(current.status)) {
         throw new ApiError('conflict', `experiment '${current.id}' is ${current.status}: its concurrency no longer matters`);
       }
+      // Lowering is always allowed; raising must fit beside the workspace's other experiments.
+      if (body.concurrency !== undefined && body.concurrency > current.concurrency) await assertRoomForCells(tx, caller.tenantId, body.concurrency, current.id);
       return (await updateExperiment(tx, caller.tenantId, current.id, body))!;
     });
     if (body.concurrency !== undefined) {
