@@ -4,6 +4,7 @@ import { singleValues } from './http.js';
 import { issuerFor } from './issuer.js';
 import { OAuthError } from './oauth-error.js';
 import { parseCodeChallenge } from './pkce.js';
+import { isVisibleAscii } from './redirect-uris.js';
 import { parseResource, type Resource } from './resource.js';
 import { grantedScope } from './scope.js';
 
@@ -94,7 +95,7 @@ export function redirectLocation(redirectUri: string, publicUrl: string, paramet
   }
   // Registration takes ASCII only now; one registered before with other characters is sent in its
   // serialized form (xn-- host, percent-encoded path), as a Location header cannot carry them.
-  const base = /[^\x21-\x7e]/.test(redirectUri) ? new URL(redirectUri).href : redirectUri;
+  const base = isVisibleAscii(redirectUri) ? redirectUri : new URL(redirectUri).href;
   const separator = base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?';
   return base + separator + query.toString();
 }

@@ -24,7 +24,7 @@ export function checkRedirectUri(value: unknown): string {
   if (url.username || url.password) throw invalid(`'${value}' has credentials in it`);
   // A URI is ASCII (RFC 3986); an IRI's host goes in its xn-- form and the rest percent-encoded. The
   // URI is matched and sent back as registered, and a Location header cannot carry other characters.
-  if (/[^\x21-\x7e]|[<>"]/.test(value)) throw invalid(`'${value}' has characters a URI may not have (an internationalized host is written in its xn-- form, other characters percent-encoded)`);
+  if (!isVisibleAscii(value) || /[<>"]/.test(value)) throw invalid(`'${value}' has characters a URI may not have (an internationalized host is written in its xn-- form, other characters percent-encoded)`);
   if (url.protocol === 'https:') {
     if (!url.hostname) throw invalid(`'${value}' has no host`);
     return value;
@@ -44,4 +44,9 @@ export function isLoopbackHost(hostname: string): boolean {
 
 function invalid(description: string): OAuthError {
   return new OAuthError('invalid_redirect_uri', description);
+}
+
+/** Whether the text is printable ASCII without spaces: what a URI (RFC 3986) and a Location header may hold. */
+export function isVisibleAscii(text: string): boolean {
+  return !/[^\x21-\x7e]/.test(text);
 }
