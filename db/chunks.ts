@@ -34,11 +34,8 @@ export async function insertDocumentChunks(tx: TenantTx, tenantId: string, kbId:
     heading_path: JSON.stringify(chunk.headingPath),
     ...chunk.embedded,
   }));
-  for (const batch of insertBatches(rows, CHUNK_COLUMNS)) await tx.insertInto('chunks').values(batch.rows).execute();
+  for (const batch of insertBatches(rows)) await tx.insertInto('chunks').values(batch).execute();
 }
-
-/** The values one chunk row binds (its id, tenant, knowledge base, document, index, text, heading path and embedding's three). */
-const CHUNK_COLUMNS = 10;
 
 /** A chunk whose vector other weights made, as read for re-embedding. */
 export interface ChunkToReembed extends EmbeddedBy {

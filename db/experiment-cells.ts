@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { newId } from './ids.js';
+import { insertBatches } from './insert-batches.js';
 import type { CellScore, CellStatus, ExperimentCell, RunError, StoredScorer } from './schema.js';
 import type { TenantScoped, TenantTx } from './tenant-transaction.js';
 
@@ -25,45 +26,36 @@ export interface NewCell {
   scorers: StoredScorer[];
 }
 
-/** Rows per insert statement: well under Postgres' 65,535 bind parameters. */
-const INSERT_BATCH = 500;
-
 /** Inserts the cells numbered in the order given (seq 1, 2, …), the order they are started in. */
 export async function insertCells(tx: TenantTx, tenantId: string, experimentId: string, cells: NewCell[]): Promise<void> {
-  for (let start = 0; start < cells.length; start += INSERT_BATCH) {
-    await tx
-      .insertInto('experiment_cells')
-      .values(
-        cells.slice(start, start + INSERT_BATCH).map((cell, i) => ({
-          id: newId('cell'),
-          tenant_id: tenantId,
-          experiment_id: experimentId,
-          seq: start + i + 1,
-          case_id: cell.caseId,
-          case_index: cell.caseIndex,
-          variant_index: cell.variantIndex,
-          repeat: cell.repeat,
-          input: cell.input,
-          expected: cell.expected === null || cell.expected === undefined ? null : JSON.stringify(cell.expected),
-          metadata: JSON.stringify(cell.metadata),
-          scorers: JSON.stringify(cell.scorers),
-          status: 'pending' as const,
-          run_id: null,
-          output: null,
-          scores: null,
-          passed: null,
-          latency_ms: null,
-          prompt_tokens: null,
-          completion_tokens: null,
-          total_tokens: null,
-          cost_usd: null,
-          error: null,
-          started_at: null,
-          ended_at: null,
-        })),
-      )
-      .execute();
-  }
+  const rows = cells.map((cell, i) => ({
+    id: newId('cell'),
+    tenant_id: tenantId,
+    experiment_id: experimentId,
+    seq: i + 1,
+    case_id: cell.caseId,
+    case_index: cell.caseIndex,
+    variant_index: cell.variantIndex,
+    repeat: cell.repeat,
+    input: cell.input,
+    expected: cell.expected === null || cell.expected === undefined ? null : JSON.stringify(cell.expected),
+    metadata: JSON.stringify(cell.metadata),
+    scorers: JSON.stringify(cell.scorers),
+    status: 'pending' as const,
+    run_id: null,
+    output: null,
+    scores: null,
+    passed: null,
+    latency_ms: null,
+    prompt_tokens: null,
+    completion_tokens: null,
+    total_tokens: null,
+    cost_usd: null,
+    error: null,
+    started_at: null,
+    ended_at: null,
+  }));
+  for (const batch of insertBatches(rows)) await tx.insertInto('experiment_cells').values(batch).execute();
 }
 
 export interface PendingCell {

@@ -70,15 +70,12 @@ export async function extractDocumentGraph(
     await tx.deleteFrom('kb_relations').where('document_id', '=', documentId).execute();
     if (!kbId) return;
     const entityRows = [...entities.values()].map((e) => ({ id: newId('ent'), tenant_id: tenantId, kb_id: kbId, document_id: documentId, name: e.name, type: e.type, chunk_ids: JSON.stringify([...e.chunkIds]) }));
-    for (const batch of insertBatches(entityRows, GRAPH_ROW_COLUMNS)) await tx.insertInto('kb_entities').values(batch.rows).execute();
+    for (const batch of insertBatches(entityRows)) await tx.insertInto('kb_entities').values(batch).execute();
     const relationRows = relations.map((r) => ({ id: newId('rel'), tenant_id: tenantId, kb_id: kbId, document_id: documentId, ...r }));
-    for (const batch of insertBatches(relationRows, GRAPH_ROW_COLUMNS)) await tx.insertInto('kb_relations').values(batch.rows).execute();
+    for (const batch of insertBatches(relationRows)) await tx.insertInto('kb_relations').values(batch).execute();
   });
   return { entities: entities.size, relations: relations.length };
 }
-
-/** The values an entity or relation row binds. */
-const GRAPH_ROW_COLUMNS = 7;
 
 /** The model's JSON, tolerating code fences and prose around it; anything else is an empty extraction. */
 export function parseExtraction(text: string): Extraction {
