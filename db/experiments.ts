@@ -39,18 +39,25 @@ export interface NewExperiment {
 }
 
 /**
- * The summed `concurrency` of the workspace's queued and running experiments (other than `exceptId`),
- * read under a per-workspace lock held to the end of the transaction, so that creations and concurrency
- * changes of one workspace are judged one after the other.
+ * The cells the workspace's queued and running experiments (other than `exceptId`) may run at once: each
+ * counts its `concurrency`, or its cells running now when more (a lowered concurrency does not stop the
+ * cells already started). Read under a per-workspace lock held to the end of the transaction, so that
+ * creations and concurrency changes of one workspace are judged one after the other.
  */
 export async function concurrencyInFlight(tx: TenantTx, tenantId: string, exceptId?: string): Promise<number> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`experiments:${tenantId}`}, 0))`.execute(tx);
+  const runningCells = (experimentId: string) =>
+    tx
+      .selectFrom('experiment_cells')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .whereRef('experiment_cells.experiment_id', '=', sql.ref(experimentId))
+      .where('experiment_cells.status', '=', 'running');
   let query = tx
     .selectFrom('experiments')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('concurrency'), eb.lit(0)).as('total'))
-    .where('tenant_id', '=', tenantId)
-    .where('status', 'in', ['queued', 'running']);
-  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+    .select(sql<number>`coalesce(sum(greatest(experiments.concurrency, (${runningCells('experiments.id')}))), 0)`.as('total'))
+    .where('experiments.tenant_id', '=', tenantId)
+    .where('experiments.status', 'in', ['queued', 'running']);
+  if (exceptId !== undefined) query = query.where('experiments.id', '<>', exceptId);
   const { total } = await query.executeTakeFirstOrThrow();
   return Number(total);
 }

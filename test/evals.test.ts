@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { insertCells } from '../db/experiment-cells.js';
 import { insertExperiment, markExperimentRunning } from '../db/experiments.js';
 import { withTenant } from '../db/tenant-transaction.js';
 import { call, newTenant } from './support/api.js';
@@ -177,6 +178,43 @@ describe('evals: experiments', function () {
     await finishedExperiment(own.key, fits.id);
     for (const id of [first, second, third]) expect((await call('DELETE', `/v1/evals/experiments/${id}`, { key: own.key })).status).to.equal(202);
     await startExperiment(own.key, { suite: suite.id, variants: [{ name: 'v' }], concurrency: 32 });
+  });
+
+  it("counts a lowered experiment's cells still running against the budget, and judges concurrent creates one after the other", async () => {
+    const own = await newTenant('evals-budget-race');
+    const agentId = await publishAgent(own.key, 'raced', scriptedGraph([{ text: 'x' }]));
+    const suites = await Promise.all(Array.from({ length: 5 }, (_, i) => createSuite(own.key, agentId, `raced-${i}`, [{ type: 'exact' }])));
+    for (const suite of suites) await addCases(own.key, suite.id, [{ input: 'q', expected: 'x' }]);
+
+    // Five creates of 20 at once, on five suites (so no suite's lock orders them): three fit in 64.
+    const creates = await Promise.all(
+      suites.map((suite) => call('POST', '/v1/evals/experiments', { key: own.key, body: { suite: suite.id, variants: [{ name: 'v' }], concurrency: 20 } })),
+    );
+    const statuses = creates.map((response) => response.status).sort();
+    expect(statuses.filter((status) => status === 201).length, statuses.join(', ')).to.be.at.most(3);
+    expect(statuses.every((status) => status === 201 || status === 429), statuses.join(', ')).to.equal(true);
+    for (const created of creates.filter((response) => response.status === 201)) await finishedExperiment(own.key, created.body.experiment.id);
+
+    // An experiment with 40 cells running, then lowered to 1: the 40 still run, and still count.
+    const { db } = testPlatform();
+    const caseId = (await call('GET', `/v1/evals/suites/${suites[0]!.id}/cases`, { key: own.key })).body.cases[0].id;
+    const busy = await withTenant(db, own.tenantId, async (tx) => {
+      const experiment = await insertExperiment(tx, own.tenantId, {
+        ...{ agentId, suiteId: suites[0]!.id, suiteName: suites[0]!.name, name: 'busy', description: null, variants: [] },
+        ...{ repeats: 40, concurrency: 32, primaryScorer: null, baselineExperimentId: null, caseCount: 1, cellCount: 40 },
+      });
+      await markExperimentRunning(tx, own.tenantId, experiment.id);
+      const cell = { caseId, caseIndex: 0, variantIndex: 0, input: 'q', expected: 'x', metadata: {}, scorers: [] };
+      await insertCells(tx, own.tenantId, experiment.id, Array.from({ length: 40 }, (_, repeat) => ({ ...cell, repeat })));
+      await tx.updateTable('experiment_cells').set({ status: 'running' }).where('experiment_id', '=', experiment.id).execute();
+      return experiment.id;
+    });
+    expect((await call('PATCH', `/v1/evals/experiments/${busy}`, { key: own.key, body: { concurrency: 1 } })).status).to.equal(200);
+    const refused = await call('POST', '/v1/evals/experiments', { key: own.key, body: { suite: suites[1]!.id, variants: [{ name: 'v' }], concurrency: 25 } });
+    expect(refused.status).to.equal(429);
+    expect(refused.body.error.message).to.include('the others take 40');
+    await finishedExperiment(own.key, (await startExperiment(own.key, { suite: suites[1]!.id, variants: [{ name: 'v' }], concurrency: 24 })).id);
+    expect((await call('DELETE', `/v1/evals/experiments/${busy}`, { key: own.key })).status).to.equal(202);
   });
 
   it('shows a partial leaderboard while running, follows a new concurrency, and streams its progress resumably', async () => {
