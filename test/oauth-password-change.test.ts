@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { upsertUser } from '../api/oauth/users.js';
+import type Koa from 'koa';
+import { startSession } from '../api/oauth/sessions.js';
+import { checkCredentials, upsertUser } from '../api/oauth/users.js';
 import { call, newTenant } from './support/api.js';
 import { testPlatform } from './support/global.js';
 import { authorizeUrl, FormBrowser, formsOf, obtainTokens, pkcePair, postToken, registerPublicClient, signInToConsent, type ClientRegistration } from './support/oauth-browserless.js';
@@ -64,5 +66,19 @@ describe('oauth: a changed password', function () {
     expect((await call('GET', '/v1/agents', { key: renewed.access_token })).status).to.equal(200);
     const stale = await signInToConsent(new FormBrowser(), consentUrl(), user);
     expect(formsOf(stale.body).some((fields) => fields.get('action') === 'consent')).to.equal(false);
+  });
+
+  it('starts no session for a password checked just before the change committed', async () => {
+    const tenant = await newTenant('password-change-race');
+    const user = await newOAuthUser([tenant.tenantId], 'password-race');
+    const { db, apiUrl } = testPlatform();
+    // Sign-in's two steps, with the CLI's change between them.
+    const checked = await checkCredentials(db, user.email, user.password);
+    expect(checked).to.include({ id: user.userId });
+    await upsertUser(db, { email: user.email, password: 'changed in between', tenantIds: [tenant.tenantId] });
+    const unused = {} as Koa.Context; // not touched when no session starts
+    expect(await startSession(unused, db, apiUrl, { secret: 'a'.repeat(43), user: undefined }, checked!.id, checked!.passwordHash)).to.equal(false);
+    const sessions = await db.selectFrom('user_sessions').select('token_hash').where('user_id', '=', user.userId).execute();
+    expect(sessions).to.deep.equal([]);
   });
 });

@@ -106,7 +106,10 @@ async function createAccount(
   }
   const user = await createUser(db, { email: view.email, password });
   if (!user) return answerPage(ctx, 409, inviteSignInPage(context, view, { error: `An account for ${view.email} exists already; sign in with its password.` }));
-  await startSession(ctx, db, publicUrl, session, user.id);
+  // The account is seconds old; only a password set meanwhile through the CLI keeps it from a session.
+  if (!(await startSession(ctx, db, publicUrl, session, user.id, user.passwordHash))) {
+    return answerPage(ctx, 409, inviteSignInPage(context, view, { error: `The password of ${view.email} was changed meanwhile; sign in with it.` }));
+  }
   redirect(ctx, 303, view.token);
 }
 

@@ -25,9 +25,26 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) }, expected.length);
+  const cost = { N: Number(n), r: Number(r), p: Number(p) };
+  const actual = await derive(password, Buffer.from(salt, 'base64url'), cost, expected.length);
+  // After, not beside it: both would run at once on the thread pool and hide nothing.
+  await padWork(cost);
   return timingSafeEqual(actual, expected);
 }
+
+/**
+ * Work that brings a check of a cheaper hash up to today's cost: scrypt's work grows with N × r × p, so
+ * the missing part is more of p at today's N and r. Without it a wrong password for an account still on
+ * an older hash would answer faster than one for an unknown e-mail (checked against today's decoy), and
+ * tell which addresses have accounts.
+ */
+async function padWork(cost: { N: number; r: number; p: number }): Promise<void> {
+  const missing = COST.N * COST.r * COST.p - cost.N * cost.r * cost.p;
+  if (!(missing > 0)) return;
+  await derive('', PAD_SALT, { N: COST.N, r: COST.r, p: Math.ceil(missing / (COST.N * COST.r)) }, 1);
+}
+
+const PAD_SALT = Buffer.alloc(SALT_BYTES);
 
 /** Whether the stored hash was made with parameters other than today's: remade when its password is next known. */
 export function needsRehash(stored: string): boolean {

@@ -59,16 +59,30 @@ export async function isSessionOf(db: Db, session: BrowserSession, userId: strin
 
 /**
  * Signs the user in under a new cookie value: the old value (which a page on another site might have
- * planted) never becomes a signed-in session.
+ * planted) never becomes a signed-in session. Only while the stored password hash is still
+ * `passwordHash`, the one just checked: a password changed meanwhile has signed the person out
+ * everywhere (upsertUser), and the old password must not start a session after that. Whether it did.
  */
-export async function startSession(ctx: Koa.Context, db: Db, publicUrl: string, previous: BrowserSession, userId: string): Promise<void> {
+export async function startSession(ctx: Koa.Context, db: Db, publicUrl: string, previous: BrowserSession, userId: string, passwordHash: string): Promise<boolean> {
   const secret = randomSecret();
-  await db.insertInto('user_sessions').values({ token_hash: sha256Hex(secret), user_id: userId, expires_at: secondsFromNow(LIFETIMES.session) }).execute();
+  const started = await db
+    .insertInto('user_sessions')
+    .columns(['token_hash', 'user_id', 'expires_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('users')
+        .select([eb.val(sha256Hex(secret)).as('token_hash'), 'users.id', eb.val(secondsFromNow(LIFETIMES.session)).as('expires_at')])
+        .where('users.id', '=', userId)
+        .where('users.password_hash', '=', passwordHash),
+    )
+    .executeTakeFirst();
+  if (!(started.numInsertedOrUpdatedRows! > 0n)) return false;
   await db
     .deleteFrom('user_sessions')
     .where((eb) => eb.or([eb('token_hash', '=', sha256Hex(previous.secret)), eb('expires_at', '<=', oauthClock.now())]))
     .execute();
   setCookie(ctx, publicUrl, secret);
+  return true;
 }
 
 export async function endSession(ctx: Koa.Context, db: Db, publicUrl: string, session: BrowserSession): Promise<void> {

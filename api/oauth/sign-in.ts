@@ -27,8 +27,9 @@ export async function signInWithPassword(ctx: Koa.Context, db: Db, publicUrl: st
   }
   const user = await checkCredentials(db, email, password);
   if (!user) return { ok: false, status: 401, error: 'Wrong e-mail or password.' };
+  // Not signed in when the password changed since it was checked (the same answer as a wrong one).
+  if (!(await startSession(ctx, db, publicUrl, session, user.id, user.passwordHash))) return { ok: false, status: 401, error: 'Wrong e-mail or password.' };
   await refundAttempts(db, attempts, at);
-  await startSession(ctx, db, publicUrl, session, user.id);
   return { ok: true };
 }
 

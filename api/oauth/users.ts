@@ -65,7 +65,7 @@ export async function upsertUser(
 }
 
 /** A new account with no workspace (an invite adds one); undefined when the address already has an account. */
-export async function createUser(db: Db, input: { email: string; password: string }): Promise<{ id: string; email: string } | undefined> {
+export async function createUser(db: Db, input: { email: string; password: string }): Promise<{ id: string; email: string; passwordHash: string } | undefined> {
   const email = normalizeEmail(input.email);
   checkPasswordStrength(input.password);
   const passwordHash = await hashPassword(input.password);
@@ -73,17 +73,20 @@ export async function createUser(db: Db, input: { email: string; password: strin
     .insertInto('users')
     .values({ id: newId('usr'), email, password_hash: passwordHash })
     .onConflict((oc) => oc.column('email').doNothing())
-    .returning(['id', 'email'])
+    .returning(['id', 'email', 'password_hash'])
     .executeTakeFirst();
-  return created;
+  return created && { id: created.id, email: created.email, passwordHash: created.password_hash };
 }
 
 export async function userExists(db: Db, email: string): Promise<boolean> {
   return (await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst()) !== undefined;
 }
 
-/** The user with this e-mail and password, or undefined; takes as long for an unknown e-mail as for a wrong password. */
-export async function checkCredentials(db: Db, email: string, password: string): Promise<{ id: string; email: string } | undefined> {
+/**
+ * The user with this e-mail and password (and the hash that stands for it now, for startSession), or
+ * undefined; takes as long for an unknown e-mail as for a wrong password.
+ */
+export async function checkCredentials(db: Db, email: string, password: string): Promise<{ id: string; email: string; passwordHash: string } | undefined> {
   let normalized: string;
   try {
     normalized = normalizeEmail(email);
@@ -94,16 +97,25 @@ export async function checkCredentials(db: Db, email: string, password: string):
   const candidate = password.length <= PASSWORD_MAX_LENGTH ? password : '';
   const matches = await verifyPassword(candidate, user?.password_hash ?? DECOY_PASSWORD_HASH);
   if (!user || !matches || !candidate) return undefined;
-  if (needsRehash(user.password_hash)) await rehash(db, user.id, user.password_hash, candidate);
-  return { id: user.id, email: user.email };
+  const passwordHash = needsRehash(user.password_hash) ? await rehash(db, user.id, user.password_hash, candidate) : user.password_hash;
+  return passwordHash === undefined ? undefined : { id: user.id, email: user.email, passwordHash };
 }
 
 /**
- * Remakes a hash of older parameters now that its password is known. Only if the stored hash is still
- * the one checked: a password set meanwhile by the CLI wins.
+ * Remakes a hash of older parameters now that its password is known, only if the stored hash is still
+ * the one checked. Answers the hash stored now, or undefined when the password was changed meanwhile
+ * (the CLI): the one checked no longer signs in. A failed write keeps the old hash; the next sign-in
+ * tries again.
  */
-async function rehash(db: Db, userId: string, checked: string, password: string): Promise<void> {
-  await db.updateTable('users').set({ password_hash: await hashPassword(password) }).where('id', '=', userId).where('password_hash', '=', checked).execute();
+async function rehash(db: Db, userId: string, checked: string, password: string): Promise<string | undefined> {
+  try {
+    const remade = await hashPassword(password);
+    const updated = await db.updateTable('users').set({ password_hash: remade }).where('id', '=', userId).where('password_hash', '=', checked).executeTakeFirst();
+    return updated.numUpdatedRows > 0n ? remade : undefined;
+  } catch (err) {
+    console.error(`[oauth] could not remake the password hash of ${userId}:`, err instanceof Error ? err.message : err);
+    return checked;
+  }
 }
 
 /** The workspaces the user belongs to, by name. Read before any tenant is chosen, as the connecting role. */

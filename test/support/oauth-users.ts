@@ -16,9 +16,9 @@ export async function newOAuthUser(tenantIds: string[], name = 'user'): Promise<
   return { userId, email, password };
 }
 
-/** A hash as an earlier release stored it (scrypt N = 2^14, r = 8, p = 1): what the next sign-in remakes. */
+/** A hash as an earlier release stored it (scrypt N = 2^15, r = 8, p = 1): what the next sign-in remakes. */
 export function legacyPasswordHash(password: string): string {
   const salt = randomBytes(16);
-  const hash = scryptSync(password.normalize('NFKC'), salt, 32, { N: 2 ** 14, r: 8, p: 1 });
-  return ['scrypt', 2 ** 14, 8, 1, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  const hash = scryptSync(password.normalize('NFKC'), salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+  return ['scrypt', 2 ** 15, 8, 1, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
